@@ -1,0 +1,188 @@
+"""`BertConfig`: the model hyperparameters, under Google's `bert_config.json` names."""
+
+import copy
+import dataclasses
+import json
+import os
+
+# hidden_act values accepted in a config, mapped to the function they mean. Google's configs say "gelu"
+# and mean the tanh approximation their code computes; Hugging Face configs say "gelu" and mean exact erf.
+# A config read from Hugging Face is therefore rewritten to "gelu_erf"; Google's stays "gelu" = tanh.
+ACTIVATIONS = ("gelu", "gelu_new", "gelu_tanh", "gelu_pytorch_tanh", "gelu_erf", "relu", "tanh", "swish", "silu")
+
+# Hugging Face hidden_act → our name for the same function.
+_HF_ACTIVATIONS = {
+    "gelu": "gelu_erf",
+    "gelu_new": "gelu_tanh",
+    "gelu_pytorch_tanh": "gelu_tanh",
+    "gelu_fast": "gelu_tanh",
+    "relu": "relu",
+    "tanh": "tanh",
+    "silu": "silu",
+    "swish": "swish",
+}
+
+# Hugging Face config keys that have no meaning for our model but are harmless to find in a config.json.
+_HF_ONLY_KEYS = {
+    "architectures", "model_type", "transformers_version", "pad_token_id", "position_embedding_type",
+    "use_cache", "classifier_dropout", "gradient_checkpointing", "torch_dtype", "dtype", "layer_norm_eps",
+    "_name_or_path", "id2label", "label2id", "is_decoder", "add_cross_attention", "bos_token_id",
+    "eos_token_id", "chunk_size_feed_forward", "output_attentions", "output_hidden_states", "return_dict",
+    "problem_type", "tie_word_embeddings", "finetuning_task", "tokenizer_class", "prefix",
+    "directionality", "pooler_fc_size", "pooler_num_attention_heads", "pooler_num_fc_layers",
+    "pooler_size_per_head", "pooler_type",
+}
+
+_PRESETS = {
+    # name: (layers, hidden, heads, intermediate) — SPEC §1; all use the released 30,522-token vocab.
+    "tiny": (2, 128, 2, 512),
+    "mini": (4, 256, 4, 1024),
+    "small": (4, 512, 8, 2048),
+    "medium": (8, 512, 8, 2048),
+    "base": (12, 768, 12, 3072),
+    "large": (24, 1024, 16, 4096),
+}
+
+
+class ConfigError(ValueError):
+    """A BERT configuration that cannot describe a valid model."""
+
+
+@dataclasses.dataclass
+class BertConfig:
+    """BERT hyperparameters, with the field names of Google's `bert_config.json`.
+
+    Args:
+        vocab_size: size of the WordPiece vocabulary.
+        hidden_size: width H of every layer.
+        num_hidden_layers: number of transformer blocks L.
+        num_attention_heads: attention heads A; must divide hidden_size.
+        intermediate_size: width of the feed-forward layer inside each block.
+        hidden_act: activation of the feed-forward and MLM-transform layers. "gelu" is Google's tanh
+            approximation (what the original code computes); "gelu_erf" is exact erf GELU (what Hugging Face
+            calls "gelu"); also "gelu_new"/"gelu_tanh"/"gelu_pytorch_tanh" (tanh), "relu", "tanh", "swish".
+        hidden_dropout_prob: dropout on embeddings, attention output and feed-forward output.
+        attention_probs_dropout_prob: dropout on the attention probabilities.
+        max_position_embeddings: longest sequence the position table covers.
+        type_vocab_size: number of segment ids (released checkpoints use 2).
+        initializer_range: stddev of the truncated-normal initializer.
+        layer_norm_eps: LayerNorm epsilon (Google's code: 1e-12).
+
+    Example:
+    >>> config = BertConfig.from_preset("tiny", vocab_size=1000)
+    >>> config.hidden_size, config.num_hidden_layers
+    (128, 2)
+    """
+
+    vocab_size: int
+    hidden_size: int = 768
+    num_hidden_layers: int = 12
+    num_attention_heads: int = 12
+    intermediate_size: int = 3072
+    hidden_act: str = "gelu"
+    hidden_dropout_prob: float = 0.1
+    attention_probs_dropout_prob: float = 0.1
+    max_position_embeddings: int = 512
+    type_vocab_size: int = 16
+    initializer_range: float = 0.02
+    layer_norm_eps: float = 1e-12
+
+    def __post_init__(self):
+        self.validate()
+
+    def validate(self):
+        """Raises ConfigError with a message naming the offending field."""
+        for name in ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
+                     "intermediate_size", "max_position_embeddings", "type_vocab_size"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ConfigError(f"BertConfig.{name} must be a positive integer, got {value!r}")
+        if self.hidden_size % self.num_attention_heads:
+            raise ConfigError(
+                f"BertConfig.hidden_size ({self.hidden_size}) must be divisible by num_attention_heads "
+                f"({self.num_attention_heads})")
+        for name in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
+            value = getattr(self, name)
+            if not 0.0 <= value < 1.0:
+                raise ConfigError(f"BertConfig.{name} must be in [0, 1), got {value!r}")
+        for name in ("initializer_range", "layer_norm_eps"):
+            if not getattr(self, name) > 0:
+                raise ConfigError(f"BertConfig.{name} must be positive, got {getattr(self, name)!r}")
+        if self.hidden_act not in ACTIVATIONS:
+            raise ConfigError(
+                f"BertConfig.hidden_act {self.hidden_act!r} is not supported; expected one of {list(ACTIVATIONS)}")
+
+    @property
+    def head_size(self):
+        return self.hidden_size // self.num_attention_heads
+
+    def to_dict(self):
+        return dataclasses.asdict(self)
+
+    def to_json_string(self):
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
+
+    def to_json_file(self, path):
+        """Writes Google's bert_config.json layout (atomically: a temporary name, then rename)."""
+        tmp = f"{path}.tmp{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(self.to_json_string())
+        os.replace(tmp, path)
+
+    def replace(self, **changes):
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def from_dict(cls, values, source="config"):
+        """Builds a config from Google's or Hugging Face's key names; `source` names the origin in errors."""
+        values = copy.deepcopy(dict(values))
+        is_hf = "model_type" in values or "layer_norm_eps" in values or "architectures" in values
+        if is_hf:
+            act = values.get("hidden_act", "gelu")
+            if act not in _HF_ACTIVATIONS:
+                raise ConfigError(f"{source}: hidden_act {act!r} is not supported; expected one of "
+                                  f"{sorted(_HF_ACTIVATIONS)}")
+            values["hidden_act"] = _HF_ACTIVATIONS[act]
+            if values.get("position_embedding_type", "absolute") != "absolute":
+                raise ConfigError(f"{source}: position_embedding_type {values['position_embedding_type']!r} "
+                                  "is not supported (only 'absolute', as in BERT)")
+        fields = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(values) - fields - _HF_ONLY_KEYS
+        if unknown:
+            raise ConfigError(f"{source}: unknown BERT config keys {sorted(unknown)}")
+        kwargs = {k: v for k, v in values.items() if k in fields}
+        if "vocab_size" not in kwargs:
+            raise ConfigError(f"{source}: missing required key 'vocab_size'")
+        try:
+            return cls(**kwargs)
+        except ConfigError as e:
+            raise ConfigError(f"{source}: {e}") from None
+
+    @classmethod
+    def from_json_file(cls, path):
+        """Reads Google's `bert_config.json` or a Hugging Face `config.json`."""
+        try:
+            with open(path, encoding="utf-8") as f:
+                values = json.load(f)
+        except FileNotFoundError:
+            raise ConfigError(f"{path}: BERT config file not found") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ConfigError(f"{path}: not a valid JSON file ({e})") from None
+        if not isinstance(values, dict):
+            raise ConfigError(f"{path}: expected a JSON object of config fields")
+        return cls.from_dict(values, source=str(path))
+
+    @classmethod
+    def from_preset(cls, name, **overrides):
+        """One of the released shapes: tiny, mini, small, medium, base, large (vocab 30,522, 2 segments)."""
+        if name not in _PRESETS:
+            raise ConfigError(f"unknown BERT preset {name!r}; expected one of {list(_PRESETS)}")
+        layers, hidden, heads, inter = _PRESETS[name]
+        values = dict(vocab_size=30522, hidden_size=hidden, num_hidden_layers=layers,
+                      num_attention_heads=heads, intermediate_size=inter, type_vocab_size=2)
+        values.update(overrides)
+        return cls(**values)
+
+    @staticmethod
+    def preset_names():
+        return list(_PRESETS)

@@ -1,0 +1,292 @@
+"""WordPiece tokenization exactly as google-research/bert's `tokenization.py` does it.
+
+The public API is the original module's, so code written for the original ports by changing one import:
+`FullTokenizer`, `BasicTokenizer`, `WordpieceTokenizer`, `load_vocab`, `convert_to_unicode`,
+`printable_text`, `convert_by_vocab`, `convert_tokens_to_ids`, `convert_ids_to_tokens`,
+`whitespace_tokenize`, `validate_case_matches_checkpoint`.
+"""
+
+import collections
+import re
+import unicodedata
+
+
+class VocabError(ValueError):
+    """A vocabulary file that cannot be used; the message names the file and line."""
+
+
+def validate_case_matches_checkpoint(do_lower_case, init_checkpoint):
+    """Raises ValueError when `do_lower_case` contradicts a released Google checkpoint's name.
+
+    The rule is the original's: the checkpoint path's directory names the model
+    (e.g. `uncased_L-12_H-768_A-12/bert_model.ckpt`).
+    """
+    if not init_checkpoint:
+        return
+    m = re.match(r"^.*?([A-Za-z0-9_-]+)/bert_model.ckpt", init_checkpoint)
+    if m is None:
+        return
+    model_name = m.group(1)
+    lower_models = ["uncased_L-24_H-1024_A-16", "uncased_L-12_H-768_A-12",
+                    "multilingual_L-12_H-768_A-12", "chinese_L-12_H-768_A-12"]
+    cased_models = ["cased_L-12_H-768_A-12", "cased_L-24_H-1024_A-16", "multi_cased_L-12_H-768_A-12"]
+    if model_name in lower_models and not do_lower_case:
+        actual_flag, case_name, opposite_flag = "False", "lowercased", "True"
+    elif model_name in cased_models and do_lower_case:
+        actual_flag, case_name, opposite_flag = "True", "cased", "False"
+    else:
+        return
+    raise ValueError(
+        f"You passed in `--do_lower_case={actual_flag}` with `--init_checkpoint={init_checkpoint}`. "
+        f"However, `{model_name}` seems to be a {case_name} model, so you should pass in "
+        f"`--do_lower_case={opposite_flag}` so that the fine-tuning matches how the model was pre-trained.")
+
+
+def convert_to_unicode(text):
+    """Returns `text` as str, decoding bytes as UTF-8 and dropping undecodable bytes (as the original)."""
+    if isinstance(text, str):
+        return text
+    if isinstance(text, bytes):
+        return text.decode("utf-8", "ignore")
+    raise ValueError(f"Unsupported string type: {type(text)}")
+
+
+def printable_text(text):
+    """Returns text encoded in a way suitable for print (in Python 3: str)."""
+    return convert_to_unicode(text)
+
+
+def load_vocab(vocab_file):
+    """Loads a vocabulary file (one token per line) into an OrderedDict token → id.
+
+    Raises VocabError naming the file (and line) when the file is missing, empty, not UTF-8 or
+    has a duplicate entry.
+    """
+    vocab = collections.OrderedDict()
+    try:
+        with open(vocab_file, "rb") as reader:
+            for line_number, raw in enumerate(reader, start=1):
+                try:
+                    token = raw.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise VocabError(f"{vocab_file}:{line_number}: vocabulary is not UTF-8 ({e.reason} at "
+                                     f"byte {e.start})") from None
+                token = token.strip()
+                if token in vocab:
+                    raise VocabError(f"{vocab_file}:{line_number}: duplicate vocabulary entry {token!r} "
+                                     f"(first on line {vocab[token] + 1})")
+                vocab[token] = line_number - 1
+    except FileNotFoundError:
+        raise VocabError(f"{vocab_file}: vocabulary file not found") from None
+    except IsADirectoryError:
+        raise VocabError(f"{vocab_file}: expected a vocabulary file, found a directory") from None
+    if not vocab:
+        raise VocabError(f"{vocab_file}: vocabulary file is empty")
+    return vocab
+
+
+def convert_by_vocab(vocab, items):
+    """Converts a sequence of tokens or ids using the vocab."""
+    return [vocab[item] for item in items]
+
+
+def convert_tokens_to_ids(vocab, tokens):
+    return convert_by_vocab(vocab, tokens)
+
+
+def convert_ids_to_tokens(inv_vocab, ids):
+    return convert_by_vocab(inv_vocab, ids)
+
+
+def whitespace_tokenize(text):
+    """Strips and splits on whitespace (Python's definition, as the original)."""
+    text = text.strip()
+    if not text:
+        return []
+    return text.split()
+
+
+class FullTokenizer:
+    """End-to-end tokenization: BasicTokenizer, then WordPiece.
+
+    Args:
+        vocab_file: path of a vocabulary file, one token per line (line number = id).
+        do_lower_case: lowercase and strip accents (must match the checkpoint).
+
+    Example:
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "vocab.txt")
+    >>> _ = open(path, "w").write("\\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "un", "##aff", "##able", ","]))
+    >>> tok = FullTokenizer(path, do_lower_case=True)
+    >>> tok.tokenize("UNAffable, x")
+    ['un', '##aff', '##able', ',', '[UNK]']
+    >>> tok.convert_tokens_to_ids(["un", "##aff"])
+    [4, 5]
+    """
+
+    def __init__(self, vocab_file, do_lower_case=True):
+        self.vocab = load_vocab(vocab_file)
+        if "[UNK]" not in self.vocab:
+            raise VocabError(f"{vocab_file}: vocabulary has no [UNK] token")
+        self.inv_vocab = {v: k for k, v in self.vocab.items()}
+        self.do_lower_case = do_lower_case
+        self.basic_tokenizer = BasicTokenizer(do_lower_case=do_lower_case)
+        self.wordpiece_tokenizer = WordpieceTokenizer(vocab=self.vocab)
+
+    def tokenize(self, text):
+        split_tokens = []
+        for token in self.basic_tokenizer.tokenize(text):
+            split_tokens.extend(self.wordpiece_tokenizer.tokenize(token))
+        return split_tokens
+
+    def convert_tokens_to_ids(self, tokens):
+        return convert_by_vocab(self.vocab, tokens)
+
+    def convert_ids_to_tokens(self, ids):
+        return convert_by_vocab(self.inv_vocab, ids)
+
+
+class BasicTokenizer:
+    """Cleans text, splits CJK ideographs and punctuation, optionally lowercases and strips accents.
+
+    Args:
+        do_lower_case: lowercase, NFD-normalize and drop combining marks (Mn).
+
+    Example:
+    >>> BasicTokenizer(do_lower_case=True).tokenize(" \\tHeLLo!How  \\n Are yoU?  ")
+    ['hello', '!', 'how', 'are', 'you', '?']
+    """
+
+    def __init__(self, do_lower_case=True):
+        self.do_lower_case = do_lower_case
+
+    def tokenize(self, text):
+        text = convert_to_unicode(text)
+        text = self._clean_text(text)
+        # Applied to cased and uncased models alike: the multilingual and Chinese models were trained
+        # with it, and English text has no CJK characters anyway.
+        text = self._tokenize_chinese_chars(text)
+        split_tokens = []
+        for token in whitespace_tokenize(text):
+            if self.do_lower_case:
+                token = token.lower()
+                token = self._run_strip_accents(token)
+            split_tokens.extend(self._run_split_on_punc(token))
+        return whitespace_tokenize(" ".join(split_tokens))
+
+    @staticmethod
+    def _run_strip_accents(text):
+        text = unicodedata.normalize("NFD", text)
+        return "".join(char for char in text if unicodedata.category(char) != "Mn")
+
+    @staticmethod
+    def _run_split_on_punc(text):
+        output = []
+        start_new_word = True
+        for char in text:
+            if _is_punctuation(char):
+                output.append([char])
+                start_new_word = True
+            else:
+                if start_new_word:
+                    output.append([])
+                start_new_word = False
+                output[-1].append(char)
+        return ["".join(x) for x in output]
+
+    def _tokenize_chinese_chars(self, text):
+        output = []
+        for char in text:
+            if self._is_chinese_char(ord(char)):
+                output.extend((" ", char, " "))
+            else:
+                output.append(char)
+        return "".join(output)
+
+    @staticmethod
+    def _is_chinese_char(cp):
+        """True for code points in the CJK Unified Ideographs blocks (not Hangul, Hiragana or Katakana)."""
+        return ((0x4E00 <= cp <= 0x9FFF) or (0x3400 <= cp <= 0x4DBF) or (0x20000 <= cp <= 0x2A6DF)
+                or (0x2A700 <= cp <= 0x2B73F) or (0x2B740 <= cp <= 0x2B81F) or (0x2B820 <= cp <= 0x2CEAF)
+                or (0xF900 <= cp <= 0xFAFF) or (0x2F800 <= cp <= 0x2FA1F))
+
+    @staticmethod
+    def _clean_text(text):
+        output = []
+        for char in text:
+            cp = ord(char)
+            if cp == 0 or cp == 0xFFFD or _is_control(char):
+                continue
+            output.append(" " if _is_whitespace(char) else char)
+        return "".join(output)
+
+
+class WordpieceTokenizer:
+    """Greedy longest-match-first WordPiece.
+
+    Args:
+        vocab: mapping token → id.
+        unk_token: emitted for a word that cannot be covered or is too long.
+        max_input_chars_per_word: longer words become a single `unk_token` (the original: 200).
+
+    Example:
+    >>> WordpieceTokenizer({"un": 0, "##aff": 1, "##able": 2}).tokenize("unaffable")
+    ['un', '##aff', '##able']
+    """
+
+    def __init__(self, vocab, unk_token="[UNK]", max_input_chars_per_word=200):
+        self.vocab = vocab
+        self.unk_token = unk_token
+        self.max_input_chars_per_word = max_input_chars_per_word
+
+    def tokenize(self, text):
+        output_tokens = []
+        for token in whitespace_tokenize(convert_to_unicode(text)):
+            if len(token) > self.max_input_chars_per_word:
+                output_tokens.append(self.unk_token)
+                continue
+            sub_tokens = []
+            start = 0
+            while start < len(token):
+                end = len(token)
+                cur_substr = None
+                while start < end:
+                    substr = token[start:end]
+                    if start > 0:
+                        substr = "##" + substr
+                    if substr in self.vocab:
+                        cur_substr = substr
+                        break
+                    end -= 1
+                if cur_substr is None:
+                    sub_tokens = None
+                    break
+                sub_tokens.append(cur_substr)
+                start = end
+            if sub_tokens is None:
+                output_tokens.append(self.unk_token)
+            else:
+                output_tokens.extend(sub_tokens)
+        return output_tokens
+
+
+def _is_whitespace(char):
+    """Space, tab, newline, carriage return and Unicode Zs."""
+    if char in (" ", "\t", "\n", "\r"):
+        return True
+    return unicodedata.category(char) == "Zs"
+
+
+def _is_control(char):
+    """Unicode Cc and Cf, except tab/newline/return which count as whitespace."""
+    if char in ("\t", "\n", "\r"):
+        return False
+    return unicodedata.category(char) in ("Cc", "Cf")
+
+
+def _is_punctuation(char):
+    """Unicode P* plus every non-alphanumeric printable ASCII character (e.g. ^ $ `)."""
+    cp = ord(char)
+    if (33 <= cp <= 47) or (58 <= cp <= 64) or (91 <= cp <= 96) or (123 <= cp <= 126):
+        return True
+    return unicodedata.category(char).startswith("P")
