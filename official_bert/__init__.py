@@ -1,3 +1,6 @@
 """official_bert: BERT for TensorFlow 2 / Keras 3."""
 
 from official_bert.configs import BertConfig, ConfigError
+from official_bert.networks.bert_encoder import BertEncoder
+from official_bert.models import (BertClassifier, BertMultipleChoice, BertPretrainer, BertSpanLabeler,
+                                  BertTokenClassifier)

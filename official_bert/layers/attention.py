@@ -1,0 +1,76 @@
+"""Multi-head self-attention with one fused query/key/value projection."""
+
+import math
+
+import keras
+from keras import ops
+
+
+@keras.saving.register_keras_serializable(package="official_bert")
+class MultiHeadSelfAttention(keras.layers.Layer):
+    """Scaled dot-product self-attention over `num_heads` heads, as in BERT.
+
+    Query, key and value come from one [H, 3H] projection (columns: query, key, value, each laid out
+    head-major as the original's [H, num_heads·head_size]), which is one matmul instead of three.
+    Scores and softmax are computed in float32 whatever the compute dtype.
+
+    Args:
+        num_heads: number of attention heads.
+        head_size: width of each head; H = num_heads · head_size.
+        dropout_rate: dropout on the attention probabilities while training.
+        initializer_range: stddev of the truncated-normal kernel initializer.
+
+    Call args:
+        x: [B, T, H] hidden states.
+        attention_bias: float32, broadcastable to [B, num_heads, T, T]; 0 where a key may be attended,
+            a large negative number (-10000, as the original) where not.
+        training: enables dropout.
+
+    Example:
+    >>> import numpy as np
+    >>> layer = MultiHeadSelfAttention(num_heads=2, head_size=4)
+    >>> tuple(layer(np.zeros((1, 3, 8), "float32"), np.zeros((1, 1, 1, 3), "float32")).shape)
+    (1, 3, 8)
+    """
+
+    def __init__(self, num_heads, head_size, dropout_rate=0.1, initializer_range=0.02, **kwargs):
+        super().__init__(**kwargs)
+        self.num_heads = num_heads
+        self.head_size = head_size
+        self.dropout_rate = dropout_rate
+        self.initializer_range = initializer_range
+        self.dropout = keras.layers.Dropout(dropout_rate, name="dropout")
+
+    def build(self, x_shape, attention_bias_shape=None):
+        hidden = self.num_heads * self.head_size
+        init = keras.initializers.TruncatedNormal(stddev=self.initializer_range)
+        self.qkv_kernel = self.add_weight(shape=(x_shape[-1], 3 * hidden), initializer=init, name="qkv_kernel")
+        self.qkv_bias = self.add_weight(shape=(3 * hidden,), initializer="zeros", name="qkv_bias")
+        self.output_kernel = self.add_weight(shape=(hidden, hidden), initializer=init, name="output_kernel")
+        self.output_bias = self.add_weight(shape=(hidden,), initializer="zeros", name="output_bias")
+
+    def call(self, x, attention_bias, training=None):
+        batch, length = ops.shape(x)[0], ops.shape(x)[1]
+        hidden = self.num_heads * self.head_size
+        qkv = ops.matmul(x, self.qkv_kernel) + self.qkv_bias
+        qkv = ops.reshape(qkv, (batch, length, 3, self.num_heads, self.head_size))
+        qkv = ops.transpose(qkv, (2, 0, 3, 1, 4))  # [3, B, N, T, D]
+        # Scaling the queries (T·D values) rather than the scores (T·T) is cheaper and equivalent.
+        query = qkv[0] * ops.cast(1.0 / math.sqrt(self.head_size), qkv.dtype)
+        key, value = qkv[1], qkv[2]
+        scores = ops.matmul(query, ops.transpose(key, (0, 1, 3, 2)))  # [B, N, T, T]
+        scores = ops.cast(scores, "float32") + attention_bias
+        probs = ops.cast(ops.softmax(scores, axis=-1), self.compute_dtype)
+        probs = self.dropout(probs, training=training)
+        context = ops.matmul(probs, value)  # [B, N, T, D]
+        context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (batch, length, hidden))
+        return ops.matmul(context, self.output_kernel) + self.output_bias
+
+    def compute_output_shape(self, x_shape, attention_bias_shape=None):
+        return tuple(x_shape[:-1]) + (self.num_heads * self.head_size,)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(num_heads=self.num_heads, head_size=self.head_size, dropout_rate=self.dropout_rate,
+                      initializer_range=self.initializer_range)
+        return config

@@ -1,0 +1,78 @@
+"""The masked-LM head: transform, LayerNorm, and logits tied to the word embeddings."""
+
+import keras
+import tensorflow as tf
+from keras import ops
+
+from official_bert import activations
+
+
+@keras.saving.register_keras_serializable(package="official_bert")
+class MaskedLMHead(keras.layers.Layer):
+    """Predicts vocabulary logits at the masked positions only.
+
+    The hidden states are gathered at `masked_positions` first, so the transform and the [H, V] output
+    matmul run on B·P rows instead of B·T. The output matrix is the encoder's word-embedding table
+    (transposed), plus a per-token output bias, as in the original.
+
+    Args:
+        embeddings: the `BertEmbeddings` layer whose `word_embeddings` table is tied to the output.
+            Not serialized: the owning task model passes it again when it is rebuilt.
+        activation: a `BertConfig.hidden_act` name for the transform.
+        initializer_range: stddev of the truncated-normal kernel initializer.
+        layer_norm_eps: LayerNorm epsilon.
+
+    Call args:
+        sequence_output: [B, T, H] encoder output.
+        masked_positions: int [B, P] positions to predict.
+
+    Returns:
+        float32 logits [B, P, vocab_size].
+
+    Example:
+    >>> import numpy as np
+    >>> from official_bert.layers import BertEmbeddings
+    >>> emb = BertEmbeddings(vocab_size=10, hidden_size=4)
+    >>> _ = emb(np.array([[1, 2]]), np.array([[0, 0]]))
+    >>> head = MaskedLMHead(emb)
+    >>> tuple(head(np.zeros((1, 5, 4), "float32"), np.array([[0, 3]])).shape)
+    (1, 2, 10)
+    """
+
+    def __init__(self, embeddings, activation="gelu", initializer_range=0.02, layer_norm_eps=1e-12, **kwargs):
+        super().__init__(**kwargs)
+        # Untracked reference: the table belongs to the encoder, and tracking it here too would list
+        # (and save) the same variable twice.
+        object.__setattr__(self, "embeddings", embeddings)
+        self.activation = activation
+        self.initializer_range = initializer_range
+        self.layer_norm_eps = layer_norm_eps
+        self.dense = keras.layers.Dense(
+            embeddings.hidden_size, activation=activations.get(activation),
+            kernel_initializer=keras.initializers.TruncatedNormal(stddev=initializer_range),
+            dtype=self.dtype_policy, name="transform")
+        self.layer_norm = keras.layers.LayerNormalization(epsilon=layer_norm_eps, dtype="float32",
+                                                          name="layer_norm")
+
+    def build(self, sequence_output_shape, masked_positions_shape=None):
+        hidden = self.embeddings.hidden_size
+        self.dense.build((None, None, hidden))
+        self.layer_norm.build((None, None, hidden))
+        self.output_bias = self.add_weight(shape=(self.embeddings.vocab_size,), initializer="zeros",
+                                           name="output_bias", autocast=False)
+
+    def call(self, sequence_output, masked_positions):
+        x = tf.gather(sequence_output, ops.cast(masked_positions, "int32"), batch_dims=1)
+        x = ops.cast(self.layer_norm(self.dense(x)), self.compute_dtype)
+        table = ops.cast(self.embeddings.word_embeddings, self.compute_dtype)
+        logits = ops.matmul(x, ops.transpose(table))
+        return ops.cast(logits, "float32") + self.output_bias
+
+    def compute_output_shape(self, sequence_output_shape, masked_positions_shape=None):
+        return tuple(masked_positions_shape) + (self.embeddings.vocab_size,)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(activation=self.activation, initializer_range=self.initializer_range,
+                      layer_norm_eps=self.layer_norm_eps)
+        return config

@@ -1,0 +1,83 @@
+"""One post-LayerNorm transformer block, as in BERT."""
+
+import keras
+from keras import ops
+
+from official_bert import activations
+from official_bert.layers.attention import MultiHeadSelfAttention
+
+
+@keras.saving.register_keras_serializable(package="official_bert")
+class TransformerBlock(keras.layers.Layer):
+    """x = LN(x + Dropout(Attention(x))); x = LN(x + Dropout(FFN(x))), LayerNorm in float32.
+
+    Args:
+        num_heads: attention heads.
+        hidden_size: width H.
+        intermediate_size: width of the feed-forward layer.
+        activation: a `BertConfig.hidden_act` name for the feed-forward activation.
+        dropout_rate: dropout on the attention output and the feed-forward output.
+        attention_dropout_rate: dropout on the attention probabilities.
+        initializer_range: stddev of the truncated-normal kernel initializer.
+        layer_norm_eps: LayerNorm epsilon.
+
+    Example:
+    >>> import numpy as np
+    >>> block = TransformerBlock(num_heads=2, hidden_size=8, intermediate_size=16)
+    >>> tuple(block(np.zeros((1, 3, 8), "float32"), np.zeros((1, 1, 1, 3), "float32")).shape)
+    (1, 3, 8)
+    """
+
+    def __init__(self, num_heads, hidden_size, intermediate_size, activation="gelu", dropout_rate=0.1,
+                 attention_dropout_rate=0.1, initializer_range=0.02, layer_norm_eps=1e-12, **kwargs):
+        super().__init__(**kwargs)
+        self.num_heads = num_heads
+        self.hidden_size = hidden_size
+        self.intermediate_size = intermediate_size
+        self.activation = activation
+        self.dropout_rate = dropout_rate
+        self.attention_dropout_rate = attention_dropout_rate
+        self.initializer_range = initializer_range
+        self.layer_norm_eps = layer_norm_eps
+        init = keras.initializers.TruncatedNormal(stddev=initializer_range)
+        self.attention = MultiHeadSelfAttention(
+            num_heads, hidden_size // num_heads, dropout_rate=attention_dropout_rate,
+            initializer_range=initializer_range, dtype=self.dtype_policy, name="attention")
+        self.attention_dropout = keras.layers.Dropout(dropout_rate, name="attention_dropout")
+        self.attention_layer_norm = keras.layers.LayerNormalization(
+            epsilon=layer_norm_eps, dtype="float32", name="attention_layer_norm")
+        self.intermediate = keras.layers.Dense(
+            intermediate_size, activation=activations.get(activation), kernel_initializer=init,
+            dtype=self.dtype_policy, name="intermediate")
+        self.output_dense = keras.layers.Dense(
+            hidden_size, kernel_initializer=init, dtype=self.dtype_policy, name="output")
+        self.output_dropout = keras.layers.Dropout(dropout_rate, name="output_dropout")
+        self.output_layer_norm = keras.layers.LayerNormalization(
+            epsilon=layer_norm_eps, dtype="float32", name="output_layer_norm")
+
+    def build(self, x_shape, attention_bias_shape=None):
+        self.attention.build(x_shape)
+        self.attention_layer_norm.build(x_shape)
+        self.intermediate.build(x_shape)
+        self.output_dense.build(tuple(x_shape[:-1]) + (self.intermediate_size,))
+        self.output_layer_norm.build(x_shape)
+
+    def call(self, x, attention_bias, training=None):
+        attention_output = self.attention(x, attention_bias, training=training)
+        attention_output = self.attention_dropout(attention_output, training=training)
+        x = ops.cast(self.attention_layer_norm(x + attention_output), self.compute_dtype)
+        ffn_output = self.output_dense(self.intermediate(x))
+        ffn_output = self.output_dropout(ffn_output, training=training)
+        return ops.cast(self.output_layer_norm(x + ffn_output), self.compute_dtype)
+
+    def compute_output_shape(self, x_shape, attention_bias_shape=None):
+        return tuple(x_shape)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            num_heads=self.num_heads, hidden_size=self.hidden_size, intermediate_size=self.intermediate_size,
+            activation=self.activation, dropout_rate=self.dropout_rate,
+            attention_dropout_rate=self.attention_dropout_rate, initializer_range=self.initializer_range,
+            layer_norm_eps=self.layer_norm_eps)
+        return config

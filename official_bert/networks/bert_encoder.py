@@ -1,0 +1,102 @@
+"""`BertEncoder`: the BERT transformer stack as a Keras functional model with TF Hub input names."""
+
+import keras
+from keras import ops
+
+from official_bert.configs import BertConfig
+from official_bert.layers.embeddings import BertEmbeddings
+from official_bert.layers.transformer_block import TransformerBlock
+
+# The additive bias on scores of padded keys, as in the original (exp(-10000) underflows to 0 in float32).
+MASK_BIAS = -10000.0
+
+
+@keras.saving.register_keras_serializable(package="official_bert")
+class BertEncoder(keras.Model):
+    """The BERT encoder: embeddings, `num_hidden_layers` transformer blocks and the [CLS] pooler.
+
+    Inputs follow the TF Hub / Model Garden convention, a dict of int32 or int64 [batch, seq_length]
+    tensors (any seq_length up to max_position_embeddings):
+    `input_word_ids` (WordPiece ids), `input_mask` (1 real token, 0 padding), `input_type_ids` (segment).
+
+    Outputs, a dict: `sequence_output` [B, T, H] (last layer), `pooled_output` [B, H]
+    (tanh(Dense) of the [CLS] vector), `encoder_outputs` (list of every layer's [B, T, H] output, in order).
+
+    Args:
+        config: a `BertConfig` (or a dict of its fields).
+        dtype: optional dtype policy, e.g. "mixed_bfloat16"; defaults to the global policy.
+
+    Example:
+    >>> import numpy as np
+    >>> from official_bert import BertConfig, BertEncoder
+    >>> encoder = BertEncoder(BertConfig.from_preset("tiny", vocab_size=100))
+    >>> ids = np.array([[2, 15, 27, 3, 0]])
+    >>> out = encoder({"input_word_ids": ids, "input_mask": np.array([[1, 1, 1, 1, 0]]),
+    ...                "input_type_ids": np.zeros_like(ids)})
+    >>> tuple(out["sequence_output"].shape), tuple(out["pooled_output"].shape), len(out["encoder_outputs"])
+    ((1, 5, 128), (1, 128), 2)
+    """
+
+    def __init__(self, config, dtype=None, **kwargs):
+        if isinstance(config, dict):
+            config = BertConfig(**config)
+        name = kwargs.pop("name", "bert_encoder")
+        inputs = {
+            "input_word_ids": keras.Input(shape=(None,), dtype="int32", name="input_word_ids"),
+            "input_mask": keras.Input(shape=(None,), dtype="int32", name="input_mask"),
+            "input_type_ids": keras.Input(shape=(None,), dtype="int32", name="input_type_ids"),
+        }
+        embeddings = BertEmbeddings(
+            vocab_size=config.vocab_size, hidden_size=config.hidden_size,
+            max_position_embeddings=config.max_position_embeddings, type_vocab_size=config.type_vocab_size,
+            initializer_range=config.initializer_range, dropout_rate=config.hidden_dropout_prob,
+            layer_norm_eps=config.layer_norm_eps, dtype=dtype, name="embeddings")
+        x = embeddings(inputs["input_word_ids"], inputs["input_type_ids"])
+        attention_bias = _attention_bias(inputs["input_mask"])
+        encoder_outputs = []
+        for i in range(config.num_hidden_layers):
+            x = TransformerBlock(
+                num_heads=config.num_attention_heads, hidden_size=config.hidden_size,
+                intermediate_size=config.intermediate_size, activation=config.hidden_act,
+                dropout_rate=config.hidden_dropout_prob,
+                attention_dropout_rate=config.attention_probs_dropout_prob,
+                initializer_range=config.initializer_range, layer_norm_eps=config.layer_norm_eps,
+                dtype=dtype, name=f"transformer_layer_{i}")(x, attention_bias)
+            encoder_outputs.append(x)
+        cls = x[:, 0, :]
+        pooled = keras.layers.Dense(
+            config.hidden_size, activation="tanh",
+            kernel_initializer=keras.initializers.TruncatedNormal(stddev=config.initializer_range),
+            dtype=dtype, name="pooler")(cls)
+        outputs = {"sequence_output": x, "pooled_output": pooled, "encoder_outputs": encoder_outputs}
+        super().__init__(inputs=inputs, outputs=outputs, name=name, **kwargs)
+        self.config = config
+        self.embeddings = embeddings
+        self.layer_dtype = dtype
+
+    @property
+    def transformer_layers(self):
+        return [self.get_layer(f"transformer_layer_{i}") for i in range(self.config.num_hidden_layers)]
+
+    @property
+    def pooler(self):
+        return self.get_layer("pooler")
+
+    def get_config(self):
+        config = {"config": self.config.to_dict(), "name": self.name}
+        if self.layer_dtype is not None:
+            config["dtype"] = keras.dtype_policies.serialize(keras.dtype_policies.get(self.layer_dtype))
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if isinstance(config.get("dtype"), dict):
+            config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
+        return cls(**config)
+
+
+def _attention_bias(input_mask):
+    """[B, T] 1/0 mask → float32 [B, 1, 1, T] additive bias for the attention scores."""
+    mask = ops.cast(input_mask, "float32")
+    return (1.0 - mask)[:, None, None, :] * MASK_BIAS
