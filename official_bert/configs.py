@@ -136,7 +136,7 @@ class BertConfig:
     def from_dict(cls, values, source="config"):
         """Builds a config from Google's or Hugging Face's key names; `source` names the origin in errors."""
         values = copy.deepcopy(dict(values))
-        is_hf = "model_type" in values or "layer_norm_eps" in values or "architectures" in values
+        is_hf = "model_type" in values or "transformers_version" in values or "architectures" in values
         if is_hf:
             act = values.get("hidden_act", "gelu")
             if act not in _HF_ACTIVATIONS:

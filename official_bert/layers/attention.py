@@ -39,7 +39,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         self.head_size = head_size
         self.dropout_rate = dropout_rate
         self.initializer_range = initializer_range
-        self.dropout = keras.layers.Dropout(dropout_rate, name="dropout")
+        self.dropout = keras.layers.Dropout(dropout_rate, dtype=self.dtype_policy, name="dropout")
 
     def build(self, x_shape, attention_bias_shape=None):
         hidden = self.num_heads * self.head_size
@@ -59,7 +59,8 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         query = qkv[0] * ops.cast(1.0 / math.sqrt(self.head_size), qkv.dtype)
         key, value = qkv[1], qkv[2]
         scores = ops.matmul(query, ops.transpose(key, (0, 1, 3, 2)))  # [B, N, T, T]
-        scores = ops.cast(scores, "float32") + attention_bias
+        # Keras casts float inputs to the compute dtype; the bias joins the scores in float32.
+        scores = ops.cast(scores, "float32") + ops.cast(attention_bias, "float32")
         probs = ops.cast(ops.softmax(scores, axis=-1), self.compute_dtype)
         probs = self.dropout(probs, training=training)
         context = ops.matmul(probs, value)  # [B, N, T, D]

@@ -39,7 +39,7 @@ class BertEmbeddings(keras.layers.Layer):
         self.layer_norm_eps = layer_norm_eps
         self.layer_norm = keras.layers.LayerNormalization(epsilon=layer_norm_eps, dtype="float32",
                                                           name="layer_norm")
-        self.dropout = keras.layers.Dropout(dropout_rate, name="dropout")
+        self.dropout = keras.layers.Dropout(dropout_rate, dtype=self.dtype_policy, name="dropout")
 
     def build(self, input_word_ids_shape, input_type_ids_shape=None):
         init = keras.initializers.TruncatedNormal(stddev=self.initializer_range)
@@ -55,6 +55,10 @@ class BertEmbeddings(keras.layers.Layer):
         self.layer_norm.build((None, None, self.hidden_size))
 
     def call(self, input_word_ids, input_type_ids, training=None):
+        static_length = input_word_ids.shape[1]
+        if static_length is not None and static_length > self.max_position_embeddings:
+            raise ValueError(f"input sequence length {static_length} exceeds max_position_embeddings "
+                             f"({self.max_position_embeddings}) of this BERT model")
         seq_length = ops.shape(input_word_ids)[1]
         x = ops.take(self.word_embeddings, input_word_ids, axis=0)
         x = x + ops.take(self.token_type_embeddings, input_type_ids, axis=0)

@@ -43,7 +43,8 @@ class TransformerBlock(keras.layers.Layer):
         self.attention = MultiHeadSelfAttention(
             num_heads, hidden_size // num_heads, dropout_rate=attention_dropout_rate,
             initializer_range=initializer_range, dtype=self.dtype_policy, name="attention")
-        self.attention_dropout = keras.layers.Dropout(dropout_rate, name="attention_dropout")
+        self.attention_dropout = keras.layers.Dropout(
+            dropout_rate, dtype=self.dtype_policy, name="attention_dropout")
         self.attention_layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_eps, dtype="float32", name="attention_layer_norm")
         self.intermediate = keras.layers.Dense(
@@ -51,7 +52,8 @@ class TransformerBlock(keras.layers.Layer):
             dtype=self.dtype_policy, name="intermediate")
         self.output_dense = keras.layers.Dense(
             hidden_size, kernel_initializer=init, dtype=self.dtype_policy, name="output")
-        self.output_dropout = keras.layers.Dropout(dropout_rate, name="output_dropout")
+        self.output_dropout = keras.layers.Dropout(
+            dropout_rate, dtype=self.dtype_policy, name="output_dropout")
         self.output_layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_eps, dtype="float32", name="output_layer_norm")
 
