@@ -65,7 +65,8 @@ class MaskedLMHead(keras.layers.Layer):
         x = tf.gather(sequence_output, ops.cast(masked_positions, "int32"), batch_dims=1)
         x = ops.cast(self.layer_norm(self.dense(x)), self.compute_dtype)
         table = ops.cast(self.embeddings.word_embeddings, self.compute_dtype)
-        logits = ops.matmul(x, ops.transpose(table))
+        # transpose_b lets the kernel read the [V, H] table as is instead of materializing its transpose.
+        logits = tf.matmul(x, table, transpose_b=True)
         return ops.cast(logits, "float32") + self.output_bias
 
     def compute_output_shape(self, sequence_output_shape, masked_positions_shape=None):

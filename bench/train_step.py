@@ -1,0 +1,140 @@
+"""Steady-state pretraining-step throughput (MLM + NSP) on synthetic data, optionally against KerasHub.
+
+    python bench/train_step.py --preset mini --seq_length 128 --batch_size 32 [--mixed_precision bf16]
+        [--jit_compile] [--compare keras_hub] [--steps 20] [--warmup_steps 3]
+
+Prints seq/s and achieved TFLOP/s (model matmul FLOPs × 3 for forward + backward, the usual estimate).
+With --compare keras_hub the same shape is built from KerasHub's BertBackbone + MaskedLMHead (+ a Dense(2)
+next-sentence head) and timed in the same process; the last line is
+`official_bert <seq/s> keras_hub <seq/s> ratio <ours/theirs>`.
+"""
+
+import argparse
+import os
+import sys
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from official_bert import BertConfig, BertEncoder, BertPretrainer, losses  # noqa: E402
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--preset", default="mini", choices=BertConfig.preset_names())
+    parser.add_argument("--seq_length", type=int, default=128)
+    parser.add_argument("--batch_size", type=int, default=32)
+    parser.add_argument("--max_predictions_per_seq", type=int, default=20)
+    parser.add_argument("--mixed_precision", choices=["bf16", "fp16"], default=None)
+    parser.add_argument("--jit_compile", action="store_true")
+    parser.add_argument("--compare", choices=["keras_hub"], default=None)
+    parser.add_argument("--steps", type=int, default=20, help="timed steps")
+    parser.add_argument("--warmup_steps", type=int, default=3, help="untimed steps (tracing, allocation)")
+    return parser.parse_args()
+
+
+def train_flops_per_sequence(config, seq_length, predictions):
+    """Matmul FLOPs of one forward + backward pass (3× forward) for one sequence."""
+    t, h, i, v = seq_length, config.hidden_size, config.intermediate_size, config.vocab_size
+    per_layer = 2 * t * h * 3 * h + 2 * 2 * t * t * h + 2 * t * h * h + 2 * 2 * t * h * i
+    mlm = 2 * predictions * h * h + 2 * predictions * h * v
+    pooler_nsp = 2 * h * h + 2 * h * 2
+    return 3 * (config.num_hidden_layers * per_layer + mlm + pooler_nsp)
+
+
+def synthetic_dataset(config, args):
+    rng = np.random.default_rng(0)
+    b, t, p = args.batch_size, args.seq_length, args.max_predictions_per_seq
+    x = {"input_word_ids": rng.integers(5, config.vocab_size, (b, t)).astype(np.int32),
+         "input_mask": np.ones((b, t), np.int32),
+         "input_type_ids": np.concatenate([np.zeros((b, t // 2)), np.ones((b, t - t // 2))], 1).astype(np.int32),
+         "masked_lm_positions": np.sort(rng.choice(np.arange(1, t), size=(b, p)), axis=1).astype(np.int32)}
+    y = {"masked_lm_ids": rng.integers(5, config.vocab_size, (b, p)).astype(np.int32),
+         "masked_lm_weights": np.ones((b, p), np.float32),
+         "next_sentence_labels": rng.integers(0, 2, (b, 1)).astype(np.int32)}
+    return tf.data.Dataset.from_tensors((x, y)).repeat()
+
+
+def official_bert_model(config):
+    return BertPretrainer(BertEncoder(config))
+
+
+@keras.saving.register_keras_serializable(package="bench")
+class _KerasHubPretrainer(keras.Model):
+    """KerasHub's backbone and masked-LM head with the same loss as ours, for a like-for-like timing."""
+
+    def __init__(self, config):
+        import keras_hub
+
+        inputs = {name: keras.Input((None,), dtype="int32", name=name)
+                  for name in ("token_ids", "padding_mask", "segment_ids", "mask_positions")}
+        backbone = keras_hub.models.BertBackbone(
+            vocabulary_size=config.vocab_size, num_layers=config.num_hidden_layers,
+            num_heads=config.num_attention_heads, hidden_dim=config.hidden_size,
+            intermediate_dim=config.intermediate_size, dropout=config.hidden_dropout_prob,
+            max_sequence_length=config.max_position_embeddings, num_segments=config.type_vocab_size)
+        out = backbone({k: inputs[k] for k in ("token_ids", "padding_mask", "segment_ids")})
+        head = keras_hub.layers.MaskedLMHead(
+            vocabulary_size=config.vocab_size, token_embedding=backbone.token_embedding,
+            intermediate_activation="gelu")
+        outputs = {"mlm_logits": head(out["sequence_output"], mask_positions=inputs["mask_positions"]),
+                   "nsp_logits": keras.layers.Dense(2, dtype="float32")(out["pooled_output"])}
+        super().__init__(inputs=inputs, outputs=outputs, name="keras_hub_pretrainer")
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        return (losses.masked_lm_loss(y["masked_lm_ids"], y_pred["mlm_logits"], y["masked_lm_weights"])
+                + losses.next_sentence_loss(y["next_sentence_labels"], y_pred["nsp_logits"]))
+
+
+def keras_hub_dataset(dataset):
+    names = {"input_word_ids": "token_ids", "input_mask": "padding_mask", "input_type_ids": "segment_ids",
+             "masked_lm_positions": "mask_positions"}
+    return dataset.map(lambda x, y: ({names[k]: v for k, v in x.items()}, y))
+
+
+def time_training(model, dataset, args):
+    """(wall, process CPU) seconds per step over args.steps steps, after args.warmup_steps untimed ones.
+
+    CPU time is printed too because on a shared machine wall time also measures the neighbours.
+    """
+    model.compile(optimizer=keras.optimizers.AdamW(1e-4, weight_decay=0.01, epsilon=1e-6, global_clipnorm=1.0),
+                  jit_compile=args.jit_compile)
+    model.fit(dataset, steps_per_epoch=args.warmup_steps, epochs=1, verbose=0, shuffle=False)
+    start, cpu_start = time.perf_counter(), time.process_time()
+    model.fit(dataset, steps_per_epoch=args.steps, epochs=1, verbose=0, shuffle=False)
+    return (time.perf_counter() - start) / args.steps, (time.process_time() - cpu_start) / args.steps
+
+
+def report(name, timing, config, args):
+    seconds_per_step, cpu_per_step = timing
+    seq_per_s = args.batch_size / seconds_per_step
+    tflops = seq_per_s * train_flops_per_sequence(config, args.seq_length, args.max_predictions_per_seq) / 1e12
+    print(f"{name}: {seq_per_s:.2f} seq/s, {tflops * 1000:.1f} GFLOP/s "
+          f"({seconds_per_step * 1000:.0f} ms/step wall, {cpu_per_step * 1000:.0f} ms/step CPU)", flush=True)
+    return seq_per_s
+
+
+def main():
+    args = parse_args()
+    if args.mixed_precision:
+        keras.mixed_precision.set_global_policy({"bf16": "mixed_bfloat16", "fp16": "mixed_float16"}[
+            args.mixed_precision])
+    config = BertConfig.from_preset(args.preset)
+    print(f"preset {args.preset} (L={config.num_hidden_layers} H={config.hidden_size}), seq {args.seq_length}, "
+          f"batch {args.batch_size}, {args.mixed_precision or 'fp32'}, jit_compile={args.jit_compile}, "
+          f"{args.warmup_steps} warm-up + {args.steps} timed steps", flush=True)
+    dataset = synthetic_dataset(config, args)
+    ours = report("official_bert", time_training(official_bert_model(config), dataset, args), config, args)
+    if args.compare == "keras_hub":
+        theirs = report("keras_hub", time_training(_KerasHubPretrainer(config), keras_hub_dataset(dataset), args),
+                        config, args)
+        print(f"official_bert {ours:.2f} keras_hub {theirs:.2f} ratio {ours / theirs:.2f}")
+
+
+if __name__ == "__main__":
+    main()
