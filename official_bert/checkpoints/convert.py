@@ -1,0 +1,59 @@
+"""Converting a checkpoint between formats, keeping every head it has."""
+
+from official_bert.checkpoints import detect, load_checkpoint, save_checkpoint
+from official_bert.checkpoints.source import CheckpointError
+from official_bert.configs import BertConfig
+from official_bert.models import BertClassifier, BertPretrainer, BertSpanLabeler
+from official_bert.networks.bert_encoder import BertEncoder
+
+
+def model_for(source, config):
+    """The model whose variables are exactly those `source` holds: an encoder plus the heads it has.
+
+    A classifier head builds a `BertClassifier` (token classifiers and multiple choice store the same
+    Dense under the same names, so their weights convert through it unchanged).
+    """
+    encoder = BertEncoder(config)
+    tensors = source.tensors
+    if "cls/predictions/output_bias" in tensors:
+        return BertPretrainer(encoder, use_nsp="cls/seq_relationship/output_weights" in tensors)
+    if "cls/squad/output_weights" in tensors:
+        return BertSpanLabeler(encoder)
+    if "output_weights" in tensors:
+        return BertClassifier(encoder, num_classes=tensors["output_weights"].shape[0])
+    return encoder
+
+
+def convert_checkpoint(input_path, output_path, output_format, bert_config_file=None):
+    """Reads the checkpoint at `input_path` (any format) and writes it to `output_path` in `output_format`.
+
+    Args:
+        input_path: anything `load_checkpoint` accepts.
+        output_path: the output directory.
+        output_format: "official_bert", "huggingface" or "google".
+        bert_config_file: the model's config, needed when none lies beside the input.
+
+    Returns:
+        the `LoadReport` of reading the input.
+
+    Example:
+    >>> import os, tempfile
+    >>> from official_bert import BertConfig, BertEncoder, BertPretrainer
+    >>> from official_bert.checkpoints import save_checkpoint
+    >>> work = tempfile.TemporaryDirectory()
+    >>> src, dst = os.path.join(work.name, "src"), os.path.join(work.name, "dst")
+    >>> model = BertPretrainer(BertEncoder(BertConfig.from_preset("tiny", vocab_size=100, num_hidden_layers=1)))
+    >>> _ = save_checkpoint(model, src, "official_bert")
+    >>> report = convert_checkpoint(src, dst, "google")
+    >>> len(report.loaded), sorted(os.listdir(dst))[0]
+    (26, 'bert_config.json')
+    """
+    located = detect.locate(input_path)
+    config_file = bert_config_file or located.config_file
+    if config_file is None:
+        raise CheckpointError(f"{input_path}: no bert_config.json or config.json beside the checkpoint; "
+                              "pass the model's config file")
+    model = model_for(detect.open_source(located), BertConfig.from_json_file(config_file))
+    report = load_checkpoint(model, input_path)
+    save_checkpoint(model, output_path, output_format, vocab_file=located.vocab_file)
+    return report

@@ -1,0 +1,92 @@
+"""Google's original TF1 checkpoints (`bert_model.ckpt.*` + `bert_config.json`), read and written by name."""
+
+import os
+import re
+
+import tensorflow as tf
+
+from official_bert.checkpoints import files, names
+from official_bert.checkpoints.source import CheckpointError, Source, Tensor
+
+CHECKPOINT_NAME = "bert_model.ckpt"
+CONFIG_NAME = "bert_config.json"
+
+# What TensorFlow's checkpoint reader raises on a damaged file (IndexError: a data file cut short).
+_READ_ERRORS = (tf.errors.OpError, ValueError, IndexError, RuntimeError)
+
+# Training state that TF1 BERT trainers store beside the weights: the original's AdamWeightDecay slots
+# (adam_m/adam_v), tf.train optimizers' slots, NVIDIA's LAMB slots and loss-scaling counters.
+_TRAINING_STATE = re.compile(
+    r"(^|/)(global_step|beta[12]_power|loss_scale|good_steps|current_loss_scale)$"
+    r"|/(adam_[mv]|Adam(_1)?|LAMB(_1)?|Momentum)$")
+
+
+def open_reader(prefix):
+    """`tf.train.load_checkpoint` with TensorFlow's errors turned into a `CheckpointError` naming the file."""
+    try:
+        return tf.train.load_checkpoint(prefix)
+    except _READ_ERRORS as e:
+        raise CheckpointError(f"{prefix}: cannot open TF checkpoint ({_first_line(e)}); the .index or "
+                              ".data file may be truncated or not a checkpoint") from None
+
+
+def read_tensor(reader, prefix, key):
+    """One tensor from an open reader, with read failures (e.g. a truncated data file) named.
+
+    Args:
+        reader: from `open_reader(prefix)`.
+        prefix: the checkpoint prefix, for messages.
+        key: the tensor's name in the checkpoint.
+    """
+    try:
+        return reader.get_tensor(key)
+    except _READ_ERRORS as e:
+        raise CheckpointError(f"{prefix}: cannot read variable {key!r} ({_first_line(e)}); the .data file "
+                              "may be truncated") from None
+
+
+def read(prefix):
+    """Opens a TF1 checkpoint written under the original variable names as a `Source`.
+
+    Args:
+        prefix: the checkpoint prefix, e.g. ".../uncased_L-12_H-768_A-12/bert_model.ckpt".
+    """
+    reader = open_reader(prefix)
+    source = Source(format="google", path=prefix, tensors={})
+    for name, shape in sorted(reader.get_variable_to_shape_map().items()):
+        if _TRAINING_STATE.search(name):
+            source.skipped.append(name)
+        else:
+            source.tensors[name] = Tensor(name, tuple(shape), False,
+                                          lambda name=name: read_tensor(reader, prefix, name))
+    return source
+
+
+def write(model, config, directory):
+    """Writes `model` as a TF1 checkpoint `directory/bert_model.ckpt` + `bert_config.json`.
+
+    The variables carry exactly the original names (SPEC §6), so `tf.train.load_checkpoint` and the original
+    google-research/bert code read them.
+
+    Args:
+        model: a BertEncoder, BertPretrainer or task model.
+        config: its `BertConfig`, written as `bert_config.json`.
+        directory: created if needed.
+
+    Returns:
+        the checkpoint prefix.
+    """
+    arrays = names.model_to_google(model)
+    os.makedirs(directory, exist_ok=True)
+    prefix = os.path.join(directory, CHECKPOINT_NAME)
+    with files.atomic_bundle(prefix) as tmp:
+        # SaveV2 writes a V2 bundle under plain names, with no object graph: what TF1's Saver writes.
+        tf.raw_ops.SaveV2(prefix=tmp, tensor_names=list(arrays), shape_and_slices=[""] * len(arrays),
+                          tensors=[tf.constant(a, dtype=tf.float32) for a in arrays.values()])
+    config.to_json_file(os.path.join(directory, CONFIG_NAME))
+    return prefix
+
+
+def _first_line(error):
+    text = getattr(error, "message", None) or str(error)
+    return text.strip().splitlines()[0] if text.strip() else type(error).__name__

@@ -1,0 +1,57 @@
+"""What every checkpoint reader hands to the loader: tensors under the original Google TF1 names."""
+
+import dataclasses
+from typing import Callable
+
+import numpy as np
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be read or does not fit the model; the message names the file and variable."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Tensor:
+    """One stored tensor, seen through its Google TF1 name and layout.
+
+    Args:
+        name: how the file names it (what a user would look for in the file).
+        shape: its shape in Google's layout (kernels [in, out]; `output_weights` [out, in]).
+        transposed: whether the file stores it transposed relative to Google's layout.
+        read: returns the array in Google's layout; reads are deferred so shapes can be checked first.
+    """
+
+    name: str
+    shape: tuple
+    transposed: bool
+    read: Callable[[], np.ndarray]
+
+    @property
+    def file_shape(self):
+        return self.shape[::-1] if self.transposed else self.shape
+
+    def file_layout(self, shape):
+        """`shape` (Google layout) as the file would store it, for error messages."""
+        return tuple(shape)[::-1] if self.transposed else tuple(shape)
+
+
+@dataclasses.dataclass
+class Source:
+    """A checkpoint opened for loading.
+
+    Args:
+        format: "google", "huggingface" or "official_bert".
+        path: the file or prefix that was opened.
+        tensors: Google TF1 name → `Tensor`, for every tensor whose name the reader understood.
+        unknown: names in the file that map to no BERT variable (reported as unexpected).
+        skipped: names in the file that are deliberately not model weights (optimizer slots, step
+            counters, tied copies, buffers).
+        name_in_file: the file's name for a Google name, to report missing variables in the file's terms.
+    """
+
+    format: str
+    path: str
+    tensors: dict
+    unknown: list = dataclasses.field(default_factory=list)
+    skipped: list = dataclasses.field(default_factory=list)
+    name_in_file: Callable[[str], str] = str
