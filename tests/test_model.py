@@ -232,7 +232,8 @@ def test_mixed_precision_keeps_layer_norm_softmax_and_losses_in_float32(policy):
     x, y = pretraining_data(np.random.default_rng(8))
     out = model(x)
     compute = keras.dtype_policies.get(policy).compute_dtype
-    assert model.encoder(x)["sequence_output"].dtype == compute
+    encoder_inputs = {k: x[k] for k in ("input_word_ids", "input_mask", "input_type_ids")}
+    assert model.encoder(encoder_inputs)["sequence_output"].dtype == compute
     assert out["mlm_logits"].dtype == "float32" and out["nsp_logits"].dtype == "float32"
     block = model.encoder.transformer_layers[0]
     assert block.intermediate.compute_dtype == compute
@@ -297,3 +298,14 @@ def test_presets_have_the_released_shapes():
         c = BertConfig.from_preset(name)
         assert (c.num_hidden_layers, c.hidden_size, c.num_attention_heads, c.intermediate_size) == shape
         assert c.vocab_size == 30522 and c.type_vocab_size == 2
+
+
+def test_masked_outputs_equal_gathering_the_full_sequence_output():
+    encoder = BertEncoder(tiny_config())
+    batch = sample_batch(np.random.default_rng(9))
+    positions = np.array([[0, 3, 11], [2, 2, 7], [4, 1, 0]], np.int32)
+    full = encoder(batch)
+    masked, pooled = encoder.masked_outputs(batch, positions)
+    np.testing.assert_allclose(masked.numpy(), np.take_along_axis(
+        full["sequence_output"].numpy(), positions[:, :, None], axis=1), atol=1e-5)
+    np.testing.assert_allclose(pooled.numpy(), full["pooled_output"].numpy(), atol=1e-6)

@@ -24,7 +24,8 @@ class MaskedLMHead(keras.layers.Layer):
 
     Call args:
         sequence_output: [B, T, H] encoder output.
-        masked_positions: int [B, P] positions to predict.
+        masked_positions: int [B, P] positions to predict; None when `sequence_output` already holds
+            only the masked rows ([B, P, H], as `BertEncoder.masked_outputs` returns them).
 
     Returns:
         float32 logits [B, P, vocab_size].
@@ -61,8 +62,10 @@ class MaskedLMHead(keras.layers.Layer):
         self.output_bias = self.add_weight(shape=(self.embeddings.vocab_size,), initializer="zeros",
                                            name="output_bias", autocast=False)
 
-    def call(self, sequence_output, masked_positions):
-        x = tf.gather(sequence_output, ops.cast(masked_positions, "int32"), batch_dims=1)
+    def call(self, sequence_output, masked_positions=None):
+        x = sequence_output
+        if masked_positions is not None:
+            x = tf.gather(x, ops.cast(masked_positions, "int32"), batch_dims=1)
         x = ops.cast(self.layer_norm(self.dense(x)), self.compute_dtype)
         table = ops.cast(self.embeddings.word_embeddings, self.compute_dtype)
         # transpose_b lets the kernel read the [V, H] table as is instead of materializing its transpose.
@@ -70,7 +73,8 @@ class MaskedLMHead(keras.layers.Layer):
         return ops.cast(logits, "float32") + self.output_bias
 
     def compute_output_shape(self, sequence_output_shape, masked_positions_shape=None):
-        return tuple(masked_positions_shape) + (self.embeddings.vocab_size,)
+        rows = tuple(sequence_output_shape[:-1]) if masked_positions_shape is None else tuple(masked_positions_shape)
+        return rows + (self.embeddings.vocab_size,)
 
     def get_config(self):
         config = super().get_config()

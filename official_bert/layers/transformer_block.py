@@ -1,6 +1,7 @@
 """One post-LayerNorm transformer block, as in BERT."""
 
 import keras
+import tensorflow as tf
 from keras import ops
 
 from official_bert import activations
@@ -10,6 +11,9 @@ from official_bert.layers.attention import MultiHeadSelfAttention
 @keras.saving.register_keras_serializable(package="official_bert")
 class TransformerBlock(keras.layers.Layer):
     """x = LN(x + Dropout(Attention(x))); x = LN(x + Dropout(FFN(x))), LayerNorm in float32.
+
+    With `output_positions` (int [B, Q]) only those rows are computed and returned ([B, Q, H]); they still
+    attend to every position.
 
     Args:
         num_heads: attention heads.
@@ -64,16 +68,18 @@ class TransformerBlock(keras.layers.Layer):
         self.output_dense.build(tuple(x_shape[:-1]) + (self.intermediate_size,))
         self.output_layer_norm.build(x_shape)
 
-    def call(self, x, attention_bias, training=None):
-        attention_output = self.attention(x, attention_bias, training=training)
+    def call(self, x, attention_bias, output_positions=None, training=None):
+        attention_output = self.attention(x, attention_bias, query_positions=output_positions, training=training)
         attention_output = self.attention_dropout(attention_output, training=training)
+        if output_positions is not None:
+            x = tf.gather(x, ops.cast(output_positions, "int32"), batch_dims=1)
         x = ops.cast(self.attention_layer_norm(x + attention_output), self.compute_dtype)
         ffn_output = self.output_dense(self.intermediate(x))
         ffn_output = self.output_dropout(ffn_output, training=training)
         return ops.cast(self.output_layer_norm(x + ffn_output), self.compute_dtype)
 
-    def compute_output_shape(self, x_shape, attention_bias_shape=None):
-        return tuple(x_shape)
+    def compute_output_shape(self, x_shape, attention_bias_shape=None, output_positions_shape=None):
+        return tuple(x_shape) if output_positions_shape is None else tuple(output_positions_shape) + (x_shape[-1],)
 
     def get_config(self):
         config = super().get_config()

@@ -36,15 +36,15 @@ class BertPretrainer(task_model.TaskModel):
         config = encoder.config
         inputs = task_model.encoder_inputs()
         inputs["masked_lm_positions"] = keras.Input(shape=(None,), dtype="int32", name="masked_lm_positions")
-        encoder_output = encoder({k: inputs[k] for k in task_model.ENCODER_INPUTS})
+        masked_output, pooled_output = encoder.masked_outputs(inputs, inputs["masked_lm_positions"])
         mlm_head = MaskedLMHead(
             encoder.embeddings, activation=config.hidden_act, initializer_range=config.initializer_range,
             layer_norm_eps=config.layer_norm_eps, dtype=encoder.layer_dtype, name="masked_lm")
-        outputs = {"mlm_logits": mlm_head(encoder_output["sequence_output"], inputs["masked_lm_positions"])}
+        outputs = {"mlm_logits": mlm_head(masked_output)}
         if use_nsp:
             nsp = keras.layers.Dense(2, kernel_initializer=task_model.initializer(config), dtype="float32",
                                      name="next_sentence")
-            outputs["nsp_logits"] = nsp(encoder_output["pooled_output"])
+            outputs["nsp_logits"] = nsp(pooled_output)
         super().__init__(inputs=inputs, outputs=outputs, name=kwargs.pop("name", "bert_pretrainer"), **kwargs)
         self.encoder = encoder
         self.use_nsp = use_nsp
