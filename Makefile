@@ -18,8 +18,8 @@ test: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q
 
 bench: $(STAMP)
-	$(PY) -m pip install --quiet keras-hub==0.32.0 --no-deps
-	TF_CPP_MIN_LOG_LEVEL=2 $(PY) bench/train_step.py --preset mini --seq_length 128 --batch_size 32 --compare keras_hub
+	$(PY) -m pip install --quiet keras-hub==0.32.0
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m bench.train_step --preset mini --seq_length 128 --batch_size 32 --compare keras_hub
 
 clean-venv:
 	rm -rf $(VENV)

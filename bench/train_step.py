@@ -1,6 +1,6 @@
 """Steady-state pretraining-step throughput (MLM + NSP) on synthetic data, optionally against KerasHub.
 
-    python bench/train_step.py --preset mini --seq_length 128 --batch_size 32 [--mixed_precision bf16]
+    python -m bench.train_step --preset mini --seq_length 128 --batch_size 32 [--mixed_precision bf16]
         [--jit_compile] [--compare keras_hub] [--steps 20] [--warmup_steps 3]
 
 Prints seq/s and achieved TFLOP/s (model matmul FLOPs × 3 for forward + backward, the usual estimate).
