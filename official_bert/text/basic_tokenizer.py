@@ -1,0 +1,271 @@
+"""BasicTokenizer in the graph: text → words, exactly as `official_bert.tokenization.BasicTokenizer`.
+
+Works on code points with TensorFlow ops only, from tables built out of this Python's `unicodedata`
+(see `unicode_tables`): ICU and RE2, which tensorflow-text's own normalizers use, carry other Unicode
+versions and other rules. Every character of every word can keep the span of input text it came from.
+"""
+
+import collections
+
+import tensorflow as tf
+
+from official_bert.text import unicode_tables as tables
+
+_BMP = 0x10000
+_SIZE_UNIT = 1 << 21  # above every code point
+_BAD_UNIT = 1 << 24
+
+
+class Words(collections.namedtuple("Words", ["words", "chars", "char_starts", "char_ends"])):
+    """Output of `GraphBasicTokenizer.tokenize`.
+
+    Args:
+        words: string RaggedTensor [batch, (words)].
+        chars: int32 RaggedTensor [num_words, (chars)], the code points of every word.
+        char_starts: int64 [total chars], aligned with `chars.flat_values`: where in the input text
+            (bytes or code points) each character's source starts (None unless offsets were asked for) ...
+        char_ends: ... and ends (exclusive).
+
+    Example:
+    >>> words = GraphBasicTokenizer().tokenize(tf.constant(["Ab c"]), with_offsets=True)
+    >>> words.char_starts.numpy().tolist(), words.char_ends.numpy().tolist()
+    ([0, 1, 3], [1, 2, 4])
+    """
+
+
+class GraphBasicTokenizer:
+    """Splits strings into words the way the original BasicTokenizer does, with TensorFlow ops.
+
+    Args:
+        do_lower_case: lowercase, NFD-normalize and drop Mn characters.
+        offsets_unit: "BYTE" (offsets into the UTF-8 input) or "UTF8_CHAR" (code point offsets).
+
+    Example:
+    >>> words = GraphBasicTokenizer(do_lower_case=True).tokenize(tf.constant(["HeLLo,  Wörld!"])).words
+    >>> [w.decode() for w in words[0].numpy()]
+    ['hello', ',', 'world', '!']
+    """
+
+    def __init__(self, do_lower_case=True, offsets_unit="BYTE"):
+        if offsets_unit not in ("BYTE", "UTF8_CHAR"):
+            raise ValueError(f"offsets_unit must be 'BYTE' or 'UTF8_CHAR', got {offsets_unit!r}")
+        self.do_lower_case = do_lower_case
+        self.offsets_unit = offsets_unit
+        flags = tables.code_point_flags()
+        self._flags = _CodePointTable(flags[:_BMP], *tables.run_length(flags))
+        if do_lower_case:
+            self._sigma_context = _CodePointTable(None, *tables.final_sigma_context())
+            self._combining = _CodePointTable(None, *tables.combining_classes())
+            self._lowercase = tables.lowercase_mapping()
+
+    def tokenize(self, text, with_offsets=False):
+        """Tokenizes a string tensor [batch] into `Words`."""
+        text = text_batch(text, "GraphBasicTokenizer")
+        cp, row, byte_start, nrows = _decode_utf8(text)
+        if not with_offsets:
+            start = end = None
+        elif self.offsets_unit == "BYTE":
+            start, end = byte_start, byte_start + utf8_length(cp)
+        else:
+            first_of_row = tf.cumsum(tf.math.unsorted_segment_sum(tf.ones_like(row), row, nrows), exclusive=True)
+            start = tf.range(tf.size(row, out_type=tf.int64)) - tf.gather(first_of_row, row)
+            end = start + 1
+        chars = _Chars(cp, self._flags.lookup(cp), row, start, end)
+        chars = chars.drop(_has(chars.flags, tables.REMOVE))
+        if self.do_lower_case:
+            chars = self._lowercase_nfd(chars)
+            chars = self._reorder_nonstarters(chars)
+            chars = chars.drop(_has(chars.flags, tables.NONSPACING_MARK))
+        return _split_words(chars, nrows)
+
+    def _lowercase_nfd(self, chars):
+        """Replaces every character by NFD(lower(character)), with CPython's Final_Sigma rule."""
+        final_sigma = self._final_sigma(chars)
+        cp = tf.where(final_sigma, tables.SMALL_FINAL_SIGMA, chars.cp)
+        at = tf.where(_has(chars.flags, tables.MAPPED) & ~final_sigma)[:, 0]
+        keys, splits, values = (tf.constant(a) for a in self._lowercase)
+        index = tf.searchsorted(keys, tf.gather(cp, at))
+        first = tf.gather(splits, index)
+        counts = tf.gather(splits, index + 1) - first
+
+        def one_to_one():
+            return chars._replace(cp=tf.tensor_scatter_nd_update(cp, at[:, None], tf.gather(values, first)))
+
+        def expand():
+            all_counts = tf.tensor_scatter_nd_update(tf.ones_like(cp), at[:, None], counts)
+            all_first = tf.tensor_scatter_nd_update(tf.fill(tf.shape(cp), -1), at[:, None], first)
+            owner = tf.repeat(tf.range(tf.size(cp)), all_counts)
+            within = tf.range(tf.reduce_sum(all_counts)) - tf.gather(tf.cumsum(all_counts, exclusive=True), owner)
+            owner_first = tf.gather(all_first, owner)
+            mapped = tf.where(owner_first >= 0, tf.gather(values, tf.maximum(owner_first, 0) + within),
+                              tf.gather(cp, owner))
+            return chars.gather(owner)._replace(cp=mapped)
+
+        chars = tf.cond(tf.reduce_all(tf.equal(counts, 1)), one_to_one, expand)
+        return chars._replace(flags=self._flags.lookup(chars.cp))
+
+    def _final_sigma(self, chars):
+        """True where a capital sigma lowercases to ς (CPython's handle_capital_sigma): the nearest
+        character before it that is not case-ignorable is cased, and the nearest after it is not."""
+        is_sigma = tf.equal(chars.cp, tables.CAPITAL_SIGMA)
+
+        def context():
+            bits = self._sigma_context.lookup(chars.cp)
+            decisive = _lacks(bits, tables.CASE_IGNORABLE)
+            decisive_at = tf.where(decisive)[:, 0]
+            count_before = tf.cumsum(tf.cast(decisive, tf.int64), exclusive=True)
+
+            def cased(k):
+                valid = (k >= 0) & (k < tf.size(decisive_at, out_type=tf.int64))
+                neighbour = tf.gather(decisive_at, tf.where(valid, k, 0))  # the sigma is decisive: never empty
+                same_row = tf.equal(tf.gather(chars.row, neighbour), chars.row)
+                return valid & same_row & _has(tf.gather(bits, neighbour), tables.CASED)
+
+            return is_sigma & cased(count_before - 1) & ~cased(count_before + tf.cast(decisive, tf.int64))
+
+        return tf.cond(tf.reduce_any(is_sigma), context, lambda: tf.zeros_like(is_sigma))
+
+    def _reorder_nonstarters(self, chars):
+        """NFD's canonical ordering, needed only where a non-starter survives the removal of Mn characters.
+
+        The characters of a run that holds such a non-starter share the run's span of input text.
+        """
+        kept = _has(chars.flags, tables.KEPT_NONSTARTER)
+
+        def reorder():
+            ccc = tf.cast(self._combining.lookup(chars.cp), tf.int64)
+            run = tf.cumsum(tf.cast(tf.equal(ccc, 0) | _row_starts(chars.row), tf.int64)) - 1
+            order = tf.argsort(run * 256 + ccc, stable=True)
+            out = chars
+            if chars.start is not None:
+                union = tf.gather(tf.math.segment_max(tf.cast(kept, tf.int32), run), run) > 0
+                start = tf.where(union, tf.gather(tf.math.segment_min(chars.start, run), run), chars.start)
+                end = tf.where(union, tf.gather(tf.math.segment_max(chars.end, run), run), chars.end)
+                out = chars._replace(start=start, end=end)
+            return out.gather(order)
+
+        return tf.cond(tf.reduce_any(kept), reorder, lambda: chars)
+
+
+class _CodePointTable:
+    """Code point → value: a dense table for the BMP, run-length search above it."""
+
+    def __init__(self, bmp, starts, values):
+        self.bmp, self.starts, self.values = bmp, starts, values
+
+    def lookup(self, cp):
+        def runs():
+            return tf.gather(self.values, tf.searchsorted(self.starts, cp, side="right") - 1)
+        if self.bmp is None:
+            return runs()
+        bmp = tf.gather(self.bmp, tf.minimum(cp, _BMP - 1))
+        astral = cp >= _BMP
+        return tf.cond(tf.reduce_any(astral), lambda: tf.where(astral, runs(), bmp), lambda: bmp)
+
+
+def text_batch(inputs, who):
+    """Returns `inputs` as a string tensor [batch], or raises an error saying what `who` expects."""
+    inputs = tf.convert_to_tensor(inputs)
+    if inputs.dtype != tf.string:
+        raise TypeError(f"{who} expects a string tensor of shape [batch], got {inputs.dtype.name}")
+    if inputs.shape.rank != 1:
+        raise ValueError(f"{who} expects a string tensor of shape [batch], got shape {inputs.shape}")
+    return inputs
+
+
+class _Chars(collections.namedtuple("_Chars", ["cp", "flags", "row", "start", "end"])):
+    """Flat per-character arrays: code point, property bits, batch row, span of the input it came from."""
+
+    def gather(self, indices):
+        return _Chars(*(None if a is None else tf.gather(a, indices) for a in self))
+
+    def drop(self, mask):
+        def keep():
+            return self.gather(tf.where(~mask)[:, 0])
+        return tf.cond(tf.reduce_any(mask), keep, lambda: self)
+
+
+def _decode_utf8(text):
+    """Decodes a batch of UTF-8 strings into flat code points, their rows and byte offsets, and the batch size.
+
+    Undecodable bytes are dropped, as `convert_to_unicode`'s "ignore" does. Valid input (the usual case)
+    is decoded with elementwise ops on the bytes, several times faster than
+    tf.strings.unicode_decode_with_offsets, which handles the rest.
+    """
+    nrows = tf.size(text, out_type=tf.int64)
+    lengths = tf.cast(tf.strings.length(text), tf.int64)
+    row_starts = tf.cumsum(lengths, exclusive=True)
+    data = tf.cast(tf.io.decode_raw(tf.strings.reduce_join(text), tf.uint8), tf.int32)
+    n = tf.size(data, out_type=tf.int64)
+    byte_row = tf.repeat(tf.range(nrows), lengths)
+
+    def ascii():
+        return data, byte_row, tf.range(n)
+
+    def utf8():
+        # Every byte is decoded as if it began a character; the lead bytes are picked out at the end.
+        size = 1 + tf.cast(data >= 0xC0, tf.int32) + tf.cast(data >= 0xE0, tf.int32) + tf.cast(data >= 0xF0, tf.int32)
+        cp = data & tf.gather(tf.constant([0x7F, 0x1F, 0x0F, 0x07]), size - 1)
+        padded = tf.concat([data, tf.zeros([3], tf.int32)], 0)
+        for i in (1, 2, 3):
+            cp = tf.where(size > i, cp * 64 + (padded[i:n + i] & 0x3F), cp)
+        bad_lead = tf.cast((data == 0xC0) | (data == 0xC1) | (data >= 0xF5), tf.int32)
+        at = tf.where(tf.not_equal(data & 0xC0, 0x80))[:, 0]
+        packed = tf.gather(cp + size * _SIZE_UNIT + bad_lead * _BAD_UNIT, at)  # one gather instead of three
+        cp, size, bad_lead = packed % _SIZE_UNIT, packed // _SIZE_UNIT % 8, packed // _BAD_UNIT
+        next_at = tf.concat([at[1:], n[None]], 0)
+        # Each lead byte is followed by exactly size - 1 continuation bytes, encodes no overlong form, no
+        # surrogate and nothing above U+10FFFF; a row does not begin with continuation bytes (which would
+        # complete the previous row's last character).
+        valid = tf.reduce_all(
+            tf.equal(next_at - at, tf.cast(size, tf.int64)) & tf.equal(bad_lead, 0)
+            & tf.where(size == 3, (cp >= 0x800) & ((cp < 0xD800) | (cp > 0xDFFF)), True)
+            & tf.where(size == 4, (cp >= _BMP) & (cp <= tables.MAX_CODE_POINT), True))
+        valid &= tf.reduce_all(tf.not_equal(tf.gather(padded, tf.boolean_mask(row_starts, lengths > 0)) & 0xC0, 0x80))
+
+        def fast():
+            return cp, tf.gather(byte_row, at), at
+
+        def slow():
+            codes, starts = tf.strings.unicode_decode_with_offsets(text, "UTF-8", errors="ignore")
+            row = codes.value_rowids()
+            return codes.flat_values, row, starts.flat_values + tf.gather(row_starts, row)
+
+        return tf.cond(valid, fast, slow)
+
+    cp, row, at = tf.cond(tf.reduce_all(data < 0x80), ascii, utf8)
+    return cp, row, at - tf.gather(row_starts, row), nrows
+
+
+def utf8_length(cp):
+    """Bytes of each code point in UTF-8, int64."""
+    return tf.cast(1 + tf.cast(cp >= 0x80, tf.int32) + tf.cast(cp >= 0x800, tf.int32) + tf.cast(cp >= _BMP, tf.int32),
+                   tf.int64)
+
+
+def _has(flags, bits):
+    return tf.not_equal(flags & bits, 0)
+
+
+def _lacks(flags, bits):
+    return tf.equal(flags & bits, 0)
+
+
+def _row_starts(row):
+    """True where a character is the first of its batch row."""
+    return tf.concat([tf.ones_like(row[:1], tf.bool), tf.not_equal(row[1:], row[:-1])], 0)
+
+
+def _split_words(chars, nrows):
+    """Splits at separators (dropped) and around punctuation and CJK characters (kept as words)."""
+    separator = _has(chars.flags, tables.SEPARATOR)
+    alone = _has(chars.flags, tables.PUNCTUATION | tables.CJK)
+    breaks_after = tf.concat([[False], (separator | alone)[:-1]], 0)
+    word_start = _row_starts(chars.row) | breaks_after | alone
+    kept = tf.where(~separator)[:, 0]
+    chars = chars.gather(kept)
+    first_chars = tf.where(tf.gather(word_start, kept))[:, 0]
+    word_chars = tf.RaggedTensor.from_row_starts(chars.cp, first_chars)
+    words = tf.RaggedTensor.from_value_rowids(
+        tf.strings.unicode_encode(word_chars, "UTF-8"), tf.gather(chars.row, first_chars), nrows=nrows)
+    return Words(words, word_chars, chars.start, chars.end)

@@ -1,0 +1,95 @@
+"""Keras layer: one or two tokenized segments → the encoder's fixed-length inputs."""
+
+import keras
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+
+@keras.saving.register_keras_serializable(package="official_bert")
+class BertPackInputs(keras.layers.Layer):
+    """Packs `[CLS] A [SEP]` or `[CLS] A [SEP] B [SEP]` into `input_word_ids`, `input_mask`, `input_type_ids`.
+
+    Segments are int RaggedTensors [batch, (tokens)] or [batch, (words), (pieces)]. Too long inputs are
+    truncated at the end as the original's `_truncate_seq_pair` does: one token at a time from the longer
+    segment (from B on a tie). Outputs are int32 [batch, seq_length]; type ids are 0 for `[CLS] A [SEP]`
+    and 1 for `B [SEP]`; padding has id `padding_id`, mask 0 and type 0.
+
+    Args:
+        seq_length: the output length, at least 3.
+        start_of_sequence_id, end_of_segment_id, padding_id: ids of [CLS], [SEP] and [PAD] ...
+        special_tokens_dict: ... or a dict holding them, as `BertTokenizer.get_special_tokens_dict()` returns.
+        **kwargs: passed to keras.layers.Layer.
+
+    Example:
+    >>> pack = BertPackInputs(8, start_of_sequence_id=101, end_of_segment_id=102, padding_id=0)
+    >>> out = pack([tf.ragged.constant([[1, 2, 3, 4]]), tf.ragged.constant([[5, 6, 7]])])
+    >>> out["input_word_ids"].numpy().tolist(), out["input_type_ids"].numpy().tolist()
+    ([[101, 1, 2, 3, 102, 5, 6, 102]], [[0, 0, 0, 0, 0, 1, 1, 1]])
+    """
+
+    def __init__(self, seq_length, start_of_sequence_id=None, end_of_segment_id=None, padding_id=None,
+                 special_tokens_dict=None, **kwargs):
+        super().__init__(**kwargs)
+        special = dict(special_tokens_dict or {})
+        given = {"start_of_sequence_id": start_of_sequence_id, "end_of_segment_id": end_of_segment_id,
+                 "padding_id": padding_id}
+        special.update({k: v for k, v in given.items() if v is not None})
+        missing = [k for k in given if k not in special]
+        if missing:
+            raise ValueError(f"BertPackInputs needs {', '.join(missing)} (the vocabulary lacks the token, or "
+                             "it was not passed)")
+        if not isinstance(seq_length, int) or seq_length < 3:
+            raise ValueError(f"seq_length must be an int >= 3, got {seq_length!r}")
+        self.seq_length = seq_length
+        self.start_of_sequence_id = int(special["start_of_sequence_id"])
+        self.end_of_segment_id = int(special["end_of_segment_id"])
+        self.padding_id = int(special["padding_id"])
+
+    def call(self, inputs):
+        return self.bert_pack_inputs(inputs, self.seq_length, self.start_of_sequence_id, self.end_of_segment_id,
+                                     self.padding_id)
+
+    @staticmethod
+    def bert_pack_inputs(inputs, seq_length, start_of_sequence_id, end_of_segment_id, padding_id):
+        """The packing itself; `seq_length` may be a scalar tensor (Model Garden's exported signature)."""
+        segments = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+        if len(segments) not in (1, 2):
+            raise ValueError(f"BertPackInputs packs one or two segments, got {len(segments)}")
+        segments = [s.merge_dims(1, -1) if s.ragged_rank > 1 else s for s in segments]
+        segments = [tf.cast(s, tf.int32) for s in segments]
+        budget = tf.cast(seq_length, tf.int64) - len(segments) - 1
+        keep = truncated_lengths([s.row_lengths() for s in segments], budget)
+        segments = [tf.ragged.boolean_mask(s, tf.ragged.range(s.row_lengths()) < k[:, None])
+                    for s, k in zip(segments, keep)]
+        word_ids, type_ids = tf_text.combine_segments(segments, start_of_sequence_id, end_of_segment_id)
+        word_ids, mask = tf_text.pad_model_inputs(word_ids, seq_length, pad_value=padding_id)
+        type_ids, _ = tf_text.pad_model_inputs(type_ids, seq_length, pad_value=0)
+        return {"input_word_ids": word_ids, "input_mask": mask, "input_type_ids": tf.cast(type_ids, tf.int32)}
+
+    def get_config(self):
+        return {**super().get_config(), "seq_length": self.seq_length,
+                "start_of_sequence_id": self.start_of_sequence_id, "end_of_segment_id": self.end_of_segment_id,
+                "padding_id": self.padding_id}
+
+
+def special_tokens_dict(vocab):
+    """Returns vocab_size and the ids of [CLS], [SEP], [PAD] and [MASK] (those `vocab`, token → id, has)."""
+    ids = {"vocab_size": len(vocab)}
+    for key, token in (("start_of_sequence_id", "[CLS]"), ("end_of_segment_id", "[SEP]"),
+                       ("padding_id", "[PAD]"), ("mask_id", "[MASK]")):
+        if token in vocab:
+            ids[key] = vocab[token]
+    return ids
+
+
+def truncated_lengths(lengths, budget):
+    """Segment lengths after the original's truncation to `budget` tokens in total.
+
+    Popping from the longer of two segments (B on a tie) until they fit leaves A with
+    min(len_a, max(budget - len_b, ceil(budget / 2))) and B with min(len_b, max(budget - len_a, floor(budget / 2))).
+    """
+    if len(lengths) == 1:
+        return [tf.minimum(lengths[0], budget)]
+    a, b = lengths
+    return [tf.minimum(a, tf.maximum(budget - b, (budget + 1) // 2)),
+            tf.minimum(b, tf.maximum(budget - a, budget // 2))]

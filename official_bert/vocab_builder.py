@@ -1,0 +1,132 @@
+"""Learning a WordPiece vocabulary that fits `tokenization.FullTokenizer`.
+
+Words are counted in a streaming pass with the in-graph BasicTokenizer (identical to the Python one,
+many times faster), then tensorflow-text's WordPiece learner (the algorithm behind its
+`bert_vocab_from_dataset`) picks the pieces. Only the word counts are held in memory.
+"""
+
+import collections
+import glob
+import os
+import time
+
+import tensorflow as tf
+from absl import logging
+from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
+
+from official_bert.text.basic_tokenizer import GraphBasicTokenizer
+
+SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+
+
+class CorpusError(ValueError):
+    """Training input that cannot be used; the message names the file."""
+
+
+def expand_input_files(patterns):
+    """Comma-separated file names or globs → the list of files (CorpusError naming a pattern with none)."""
+    files = []
+    for pattern in (p.strip() for p in patterns.split(",")):
+        if not pattern:
+            continue
+        matches = sorted(glob.glob(pattern))
+        if not matches or not all(os.path.isfile(m) for m in matches):
+            raise CorpusError(f"{pattern}: no such input file")
+        files.extend(matches)
+    if not files:
+        raise CorpusError("no input files given")
+    return files
+
+
+def reserved_tokens(num_unused_tokens=0):
+    """[PAD] [UNK] [CLS] [SEP] [MASK] then `[unused0]`.. slots (ids 0.. in the vocabulary)."""
+    return list(SPECIAL_TOKENS) + [f"[unused{i}]" for i in range(num_unused_tokens)]
+
+
+def count_words(input_files, do_lower_case=True, batch_lines=4096, log_every_s=10.0):
+    """Counts the BasicTokenizer words of the corpus files, streaming them in batches of lines."""
+    tokenizer = GraphBasicTokenizer(do_lower_case)
+    tokenize = tf.function(lambda lines: tokenizer.tokenize(lines).words.flat_values,
+                           input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
+    counts = collections.Counter()
+    lines_read = bytes_read = 0
+    last_log = time.monotonic()
+    for path in input_files:
+        with open(path, "rb") as f:
+            while True:
+                batch = [line for line in (f.readline() for _ in range(batch_lines)) if line]
+                if not batch:
+                    break
+                counts.update(tokenize(tf.constant(batch)).numpy())
+                lines_read += len(batch)
+                bytes_read += sum(len(line) for line in batch)
+                if time.monotonic() - last_log >= log_every_s:
+                    last_log = time.monotonic()
+                    logging.info("%s: %d lines, %.1f MB, %d distinct words so far", path, lines_read,
+                                 bytes_read / 1e6, len(counts))
+    if not counts:
+        raise CorpusError(f"{', '.join(input_files)}: no words found (expected text, one sentence per line)")
+    logging.info("counted %d words (%d distinct) in %d lines", sum(counts.values()), len(counts), lines_read)
+    return {word.decode("utf-8"): count for word, count in counts.items()}
+
+
+def learn_vocab(word_counts, vocab_size, reserved, max_unique_chars=1000, slack_ratio=0.05):
+    """Learns at most `vocab_size` tokens: `reserved` first, then single characters, then pieces by count.
+
+    tensorflow-text's `learner.learn`, with its binary search over the count threshold written out so
+    that each step is logged, and a lower bound of 1 so that small corpora reach the requested size.
+    """
+    if vocab_size <= len(reserved):
+        raise ValueError(f"vocab_size {vocab_size} leaves no room after {len(reserved)} reserved tokens")
+    params = learner.Params(upper_thresh=int(1e7), lower_thresh=1, num_iterations=4, max_input_tokens=int(5e6),
+                            max_token_length=50, max_unique_chars=max_unique_chars, vocab_size=vocab_size,
+                            slack_ratio=slack_ratio, include_joiner_token=True, joiner="##",
+                            reserved_tokens=reserved)
+    items = list(word_counts.items())
+    upper, lower = learner.get_search_threshs(items, params.upper_thresh, params.lower_thresh)
+    counts = learner.get_input_words(items, reserved, params.max_token_length)
+    counts = learner.filter_input_words(counts, learner.get_allowed_chars(counts, max_unique_chars),
+                                        params.max_input_tokens)
+    while True:
+        threshold = (upper + lower) // 2
+        vocab = learner.learn_with_thresh(counts, threshold, params)
+        logging.info("pieces seen at least %d times: %d tokens", threshold, len(vocab))
+        if vocab_size * (1 - slack_ratio) <= len(vocab) <= vocab_size or lower >= upper or threshold <= 1:
+            break
+        if len(vocab) > vocab_size:
+            lower = threshold + 1
+        else:
+            upper = threshold - 1
+    if len(vocab) > vocab_size:
+        logging.warning("the smallest vocabulary found has %d tokens; dropping the %d rarest",
+                        len(vocab), len(vocab) - vocab_size)
+        vocab = vocab[:vocab_size]
+    return vocab
+
+
+def write_vocab(tokens, path):
+    """Writes one token per line, atomically."""
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write("".join(token + "\n" for token in tokens))
+    os.replace(tmp, path)
+
+
+def build_vocab(input_files, output_file, vocab_size, do_lower_case=True, num_unused_tokens=0,
+                max_unique_chars=1000):
+    """Counts words, learns a vocabulary and writes it; returns the tokens.
+
+    Example:
+    >>> import os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> _ = open(os.path.join(d, "c.txt"), "w").write("Walking and talking.\\nThe walker talked.\\n\\nWalk!\\n")
+    >>> tokens = build_vocab([os.path.join(d, "c.txt")], os.path.join(d, "vocab.txt"), vocab_size=60)
+    >>> tokens[:6]
+    ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]', '!']
+    """
+    word_counts = count_words(input_files, do_lower_case)
+    logging.info("learning a vocabulary of at most %d tokens from %d distinct words", vocab_size, len(word_counts))
+    tokens = learn_vocab(word_counts, vocab_size, reserved_tokens(num_unused_tokens), max_unique_chars)
+    write_vocab(tokens, output_file)
+    logging.info("wrote %d tokens to %s", len(tokens), output_file)
+    return tokens
