@@ -1,0 +1,147 @@
+"""data_prep/create_pretraining_data.py and inspect_pretraining_data.py as a user runs them.
+
+Each bad input of issue 4 ends with exit status 1, a one-line message naming the flag, file or line,
+no traceback and no output file; the documented handlings (one-sentence documents, over-long
+sentences) succeed and say so in the summary. Ctrl-C leaves no file behind.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import tensorflow as tf
+
+from tests.pretraining_data_corpus import real_vocab_file, write_corpus
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CREATE = os.path.join(REPO, "data_prep", "create_pretraining_data.py")
+INSPECT = os.path.join(REPO, "data_prep", "inspect_pretraining_data.py")
+
+
+def run(script, *flags, cwd):
+    return subprocess.run([sys.executable, script, *flags], cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def spec(v2=False):
+    ids, types = ("input_word_ids", "input_type_ids") if v2 else ("input_ids", "segment_ids")
+    return {ids: tf.io.FixedLenFeature([64], tf.int64), "input_mask": tf.io.FixedLenFeature([64], tf.int64),
+            types: tf.io.FixedLenFeature([64], tf.int64),
+            "masked_lm_positions": tf.io.FixedLenFeature([10], tf.int64),
+            "masked_lm_ids": tf.io.FixedLenFeature([10], tf.int64),
+            "masked_lm_weights": tf.io.FixedLenFeature([10], tf.float32),
+            "next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64)}
+
+
+def read_all(paths, v2=False, compression=""):
+    records = [r for p in paths for r in tf.data.TFRecordDataset(p, compression_type=compression)]
+    names = set(tf.train.Example.FromString(records[0].numpy()).features.feature)
+    assert names == set(spec(v2))  # exactly the expected features, nothing more
+    return [tf.io.parse_single_example(r, spec(v2)) for r in records]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    return write_corpus(str(tmp_path_factory.mktemp("cli") / "corpus.txt"), num_documents=60)
+
+
+COMMON = ["--max_seq_length=64", "--max_predictions_per_seq=10", "--dupe_factor=2", "--num_workers=2"]
+
+
+def test_writes_the_original_features_and_a_summary(tmp_path, corpus):
+    result = run(CREATE, f"--input_file={corpus}", "--output_file=a.tfrecord,b.tfrecord",
+                 f"--vocab_file={real_vocab_file()}", *COMMON, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert sorted(os.listdir(tmp_path)) == ["a.tfrecord", "b.tfrecord"]
+    examples = read_all([tmp_path / "a.tfrecord", tmp_path / "b.tfrecord"])
+    for line in (f"wrote {len(examples):,} instances from 60 documents", "masked ", "next sentence: ",
+                 "documents/s", "instances/s"):
+        assert line in result.stderr
+    cls, sep = 101, 102
+    for example in examples[:50]:
+        ids = example["input_ids"].numpy()
+        length = int(example["input_mask"].numpy().sum())
+        assert ids[0] == cls and ids[length - 1] == sep and (ids[length:] == 0).all()
+
+
+def test_v2_names_gzip_shards_and_whole_word_masking(tmp_path, corpus):
+    result = run(CREATE, f"--input_file={corpus}", "--output_file=out/train.tfrecord", "--num_output_shards=3",
+                 f"--vocab_file={real_vocab_file()}", "--use_v2_feature_names", "--gzip_compress",
+                 "--do_whole_word_mask", "--max_ngram_size=2", *COMMON, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    shards = [f"train.tfrecord-0000{i}-of-00003" for i in range(3)]
+    assert sorted(os.listdir(tmp_path / "out")) == shards
+    examples = read_all([tmp_path / "out" / s for s in shards], v2=True, compression="GZIP")
+    assert len(examples) > 100
+    inspected = run(INSPECT, "--input_file=out/train.tfrecord-*", f"--vocab_file={real_vocab_file()}",
+                    "--num_examples=2", cwd=tmp_path)
+    assert inspected.returncode == 0, inspected.stderr
+    out = inspected.stdout
+    assert f"records: {len(examples):,} (max_seq_length 64" in out and "feature names: v2" in out
+    assert "[CLS]/[SEP] masked: 0" in out and "words masked only in part: 0" in out
+    assert "count = num_to_predict formula in" in out and "length histogram" in out
+    assert out.count("example ") == 2 and "[CLS]" in out and "→" in out
+    not_records = run(INSPECT, f"--input_file={corpus}", f"--vocab_file={real_vocab_file()}", cwd=tmp_path)
+    assert not_records.returncode == 1 and "Traceback" not in not_records.stderr
+    expected = f"inspect_pretraining_data: error: {corpus}: not a TFRecord file of pretraining examples (corrupted"
+    assert expected in not_records.stderr
+
+
+@pytest.mark.parametrize("case, flags, message", [
+    ("missing file", ["--input_file=nowhere/*.txt"], "--input_file: no file matches 'nowhere/*.txt'"),
+    ("empty corpus", ["--input_file=empty.txt"], "--input_file: the input files hold no text"),
+    ("no document break", ["--input_file=one_document.txt"], "one_document.txt: the whole corpus is one document"),
+    ("non-UTF-8 bytes", ["--input_file=latin1.txt"], "latin1.txt:4: not UTF-8 (byte 0xe9"),
+    ("unknown vocab file", ["--vocab_file=missing_vocab.txt"], "missing_vocab.txt: vocabulary file not found"),
+    ("unknown SentencePiece model", ["--vocab_file=", "--spm_model_file=missing.model"],
+     "missing.model: SentencePiece model file not found"),
+    ("too few predictions", ["--max_seq_length=512"],
+     "max_predictions_per_seq=10 is smaller than the 77 predictions that masked_lm_prob=0.15 asks"),
+    ("n-grams without whole words", ["--max_ngram_size=3"],
+     "max_ngram_size=3 masks runs of whole words: also pass --do_whole_word_mask"),
+])
+def test_bad_input_is_a_clear_error(tmp_path, corpus, case, flags, message):
+    (tmp_path / "empty.txt").write_text("\n\n   \n")
+    (tmp_path / "one_document.txt").write_text("".join(f"Sentence number {i}.\n" for i in range(50)))
+    (tmp_path / "latin1.txt").write_bytes("Fine.\n\nAlso fine.\nCaf\xe9.\n".encode("latin-1"))
+    defaults = {"--input_file": corpus, "--output_file": "out.tfrecord", "--vocab_file": real_vocab_file(),
+                "--max_seq_length": "64", "--max_predictions_per_seq": "10"}
+    defaults.update(flag.split("=", 1) for flag in flags)
+    before = set(os.listdir(tmp_path))
+    result = run(CREATE, *(f"{k}={v}" for k, v in defaults.items()), cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert f"create_pretraining_data: error: {message}" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert set(os.listdir(tmp_path)) == before  # nothing written, not even a temporary file
+
+
+def test_one_sentence_documents_and_long_sentences_are_handled_and_reported(tmp_path):
+    text = "Just one sentence here.\n\n" + "word " * 100 + "\nA short one.\n\nAnother document.\nIts end.\n"
+    (tmp_path / "odd.txt").write_text(text)
+    result = run(CREATE, "--input_file=odd.txt", "--output_file=out.tfrecord", f"--vocab_file={real_vocab_file()}",
+                 "--max_seq_length=64", "--max_predictions_per_seq=10", "--dupe_factor=1", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "1 one-sentence documents: their instances always take a random next segment" in result.stderr
+    assert "1 sentences longer than 61 tokens were truncated (first at odd.txt:3)" in result.stderr
+    assert all(int(e["input_mask"].numpy().sum()) <= 64 for e in read_all([tmp_path / "out.tfrecord"]))
+
+
+def test_interrupted_run_leaves_no_output(tmp_path):
+    big = write_corpus(str(tmp_path / "big.txt"), num_documents=3000, seed=1)
+    process = subprocess.Popen(
+        [sys.executable, CREATE, f"--input_file={big}", "--output_file=out/a.tfrecord,out/b.tfrecord",
+         f"--vocab_file={real_vocab_file()}", "--dupe_factor=20", "--num_workers=2"],
+        cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    for line in process.stderr:  # wait until it is writing
+        if "reading 1 input files" in line:
+            break
+    time.sleep(1.0)
+    names = os.listdir(tmp_path / "out")
+    assert len(names) == 2 and all(n.startswith(".") and ".incomplete-" in n for n in names)
+    process.send_signal(signal.SIGINT)
+    rest = process.stderr.read()
+    assert process.wait(timeout=120) == 130, rest
+    assert "interrupted; no output file was written" in rest and "Traceback" not in rest
+    assert os.listdir(tmp_path / "out") == []
