@@ -1,0 +1,179 @@
+"""Features cached as TFRecords in output_dir, keyed by everything that changes them; later runs reuse them."""
+
+import dataclasses
+import hashlib
+import json
+import os
+
+import tensorflow as tf
+from absl import logging
+
+from official_bert.checkpoints.files import atomic_path
+from official_bert.classification.errors import ClassificationDataError
+from official_bert.classification.features import convert_single_example, padding_features
+from official_bert.classification.records import serialize_features
+
+# Bump when the conversion or the record format changes, so that old caches are not reused.
+CACHE_FORMAT = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class FeatureFile:
+    """A cached TFRecord file of one split's features, and what is needed to read it.
+
+    Args:
+        path: the TFRecord file.
+        num_examples: real examples, in the order of the split's file.
+        num_padding: padding examples after them (is_real_example=0).
+        max_seq_length: T.
+        num_choices: C for multiple choice, else None.
+        is_regression: float labels.
+        skipped_rows: malformed rows of the split's file that were left out (QQP's), with a warning.
+
+    Example:
+    >>> FeatureFile("train.tf_record", 30, 2, 128, None, False).num_records
+    32
+    """
+
+    path: str
+    num_examples: int
+    num_padding: int
+    max_seq_length: int
+    num_choices: int | None
+    is_regression: bool
+    skipped_rows: int = 0
+
+    @property
+    def num_records(self):
+        return self.num_examples + self.num_padding
+
+
+def _sha256(path):
+    digest = hashlib.sha256()
+    try:
+        with tf.io.gfile.GFile(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                digest.update(chunk)
+    except tf.errors.NotFoundError:
+        raise ClassificationDataError(f"{path}: tokenizer file not found") from None
+    return digest.hexdigest()
+
+
+def _file_stats(paths):
+    stats = []
+    for path in paths:
+        try:
+            stat = tf.io.gfile.stat(path)
+        except tf.errors.NotFoundError:
+            raise ClassificationDataError(f"{path}: file not found") from None
+        stats.append((os.path.abspath(path), stat.length, stat.mtime_nsec))
+    return stats
+
+
+def cache_key(processor, split, tokenizer, tokenizer_file, do_lower_case, max_seq_length, pad_to_multiple_of=1):
+    """A hex digest of everything the features depend on.
+
+    That is: the task's settings (labels, language, reader), the split, the data files' paths, sizes and
+    modification times, the tokenizer's type and its vocabulary or model file's contents, the casing,
+    max_seq_length and the batch padding.
+
+    Args:
+        processor: the task's DataProcessor.
+        split: the split name.
+        tokenizer: the tokenizer object (its type is part of the key).
+        tokenizer_file: the vocabulary or SentencePiece model file the tokenizer was made from.
+        do_lower_case: the casing flag.
+        max_seq_length: T.
+        pad_to_multiple_of: the record count is padded to a multiple of this.
+
+    Example:
+    >>> import os, tempfile
+    >>> from official_bert.classification.tasks import get_processor
+    >>> from official_bert.tokenization import FullTokenizer
+    >>> data_dir = tempfile.mkdtemp()
+    >>> _ = open(os.path.join(data_dir, "dev.tsv"), "w").write("sentence\\tlabel\\nFine .\\t1\\n")
+    >>> vocab = os.path.join(data_dir, "vocab.txt")
+    >>> _ = open(vocab, "w").write("[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\nfine\\n")
+    >>> processor, tokenizer = get_processor("sst-2", data_dir), FullTokenizer(vocab)
+    >>> key = cache_key(processor, "dev", tokenizer, vocab, True, 128)
+    >>> key == cache_key(processor, "dev", tokenizer, vocab, True, 64)
+    False
+    """
+    ingredients = {
+        "format": CACHE_FORMAT, "split": split, "processor": processor.cache_settings(),
+        "data_files": _file_stats(processor.data_files(split)),
+        "tokenizer": f"{type(tokenizer).__module__}.{type(tokenizer).__qualname__}",
+        "tokenizer_file": _sha256(tokenizer_file), "do_lower_case": bool(do_lower_case),
+        "max_seq_length": max_seq_length, "pad_to_multiple_of": pad_to_multiple_of,
+    }
+    return hashlib.sha256(json.dumps(ingredients, sort_keys=True).encode()).hexdigest()
+
+
+def load_or_create_features(processor, split, tokenizer, max_seq_length, output_dir, *, tokenizer_file,
+                            do_lower_case, pad_to_multiple_of=1):
+    """Returns the FeatureFile of a split, converting and writing it only if no cache with the same key exists.
+
+    Files go to output_dir/feature_cache/<task>-<split>-<key>.tf_record, with a .json beside it that is
+    written last: a record file without its .json is unfinished and is rebuilt. Both are written under a
+    temporary name and renamed.
+
+    Args:
+        processor: the task's DataProcessor.
+        split: the split name ("train", "dev", "test_matched", ...).
+        tokenizer: anything with the FullTokenizer interface.
+        max_seq_length: T.
+        output_dir: the run's output directory.
+        tokenizer_file: the vocabulary (or SentencePiece model) file behind `tokenizer`.
+        do_lower_case: the casing flag the tokenizer was made with.
+        pad_to_multiple_of: append padding examples until the record count is a multiple of this (a batch
+            size, for accelerators that need every batch full).
+
+    Example:
+    >>> import os, tempfile
+    >>> from official_bert.classification.tasks import get_processor
+    >>> from official_bert.tokenization import FullTokenizer
+    >>> data_dir = tempfile.mkdtemp()
+    >>> _ = open(os.path.join(data_dir, "dev.tsv"), "w").write("sentence\\tlabel\\nFine .\\t1\\n")
+    >>> vocab = os.path.join(data_dir, "vocab.txt")
+    >>> _ = open(vocab, "w").write("[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\nfine\\n")
+    >>> cached = load_or_create_features(get_processor("sst-2", data_dir), "dev", FullTokenizer(vocab), 8,
+    ...                                  data_dir, tokenizer_file=vocab, do_lower_case=True, pad_to_multiple_of=4)
+    >>> cached.num_examples, cached.num_padding
+    (1, 3)
+    """
+    key = cache_key(processor, split, tokenizer, tokenizer_file, do_lower_case, max_seq_length, pad_to_multiple_of)
+    directory = os.path.join(output_dir, "feature_cache")
+    path = os.path.join(directory, f"{processor.task_name}-{split}-{key[:16]}.tf_record")
+    cached = _read_metadata(path)
+    if cached is not None and tf.io.gfile.exists(path):
+        logging.info("reusing cached %s %s features: %s (%d examples)", processor.task_name, split, path,
+                     cached.num_examples)
+        return cached
+    examples = processor.get_examples(split)
+    padding = -len(examples) % pad_to_multiple_of
+    label_list = processor.label_list
+    tf.io.gfile.makedirs(directory)
+    with atomic_path(path) as tmp, tf.io.TFRecordWriter(tmp) as writer:
+        for i, example in enumerate(examples):
+            writer.write(serialize_features(convert_single_example(example, label_list, max_seq_length, tokenizer)))
+            if (i + 1) % 10000 == 0:
+                logging.info("%s %s: converted %d of %d examples", processor.task_name, split, i + 1, len(examples))
+        for features in padding_features(padding, max_seq_length, processor.num_choices, processor.is_regression):
+            writer.write(serialize_features(features))
+    cached = FeatureFile(path, len(examples), padding, max_seq_length, processor.num_choices,
+                         processor.is_regression, processor.skipped_rows.get(split, 0))
+    metadata = dataclasses.asdict(cached)
+    del metadata["path"]  # the cache stays valid when output_dir moves
+    with atomic_path(path + ".json") as tmp, open(tmp, "w") as f:
+        json.dump(metadata, f, indent=2)
+    logging.info("wrote %s %s features: %s (%d examples, %d padding)", processor.task_name, split, path,
+                 len(examples), padding)
+    return cached
+
+
+def _read_metadata(path):
+    try:
+        with open(path + ".json") as f:
+            return FeatureFile(path, **json.load(f))
+    except (OSError, ValueError, TypeError):
+        return None

@@ -1,0 +1,75 @@
+"""The TFRecord format of cached features: the original's feature names, read back under TF Hub's names.
+
+Each tf.train.Example has int64 input_ids, input_mask and segment_ids (T values, or C*T for multiple choice),
+label_ids (int64, or float for regression) and is_real_example (int64), as the original's train.tf_record.
+"""
+
+import tensorflow as tf
+
+
+def _int64s(values):
+    return tf.train.Feature(int64_list=tf.train.Int64List(value=values))
+
+
+def _flat(values):
+    return [v for row in values for v in row] if values and isinstance(values[0], list) else values
+
+
+def serialize_features(features):
+    """Serializes InputFeatures as a tf.train.Example.
+
+    Args:
+        features: an InputFeatures; a float label_id is written as a float (regression).
+
+    Example:
+    >>> from official_bert.classification.features import InputFeatures
+    >>> record = serialize_features(InputFeatures([2, 5, 3], [1, 1, 1], [0, 0, 0], 1))
+    >>> list(tf.train.Example.FromString(record).features.feature["label_ids"].int64_list.value)
+    [1]
+    """
+    if isinstance(features.label_id, float):
+        label = tf.train.Feature(float_list=tf.train.FloatList(value=[features.label_id]))
+    else:
+        label = _int64s([features.label_id])
+    feature = {"input_ids": _int64s(_flat(features.input_ids)), "input_mask": _int64s(_flat(features.input_mask)),
+               "segment_ids": _int64s(_flat(features.segment_ids)), "label_ids": label,
+               "is_real_example": _int64s([int(features.is_real_example)])}
+    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+
+
+def batch_parser(max_seq_length, num_choices=None, is_regression=False):
+    """Returns a function: a batch of serialized records → (inputs, labels, is_real_example).
+
+    inputs are {"input_word_ids", "input_mask", "input_type_ids"}, int32 [B, T] (or [B, C, T]); labels int32
+    [B] (float32 for regression); is_real_example float32 [B], usable as Keras sample weights.
+
+    Args:
+        max_seq_length: T.
+        num_choices: C, or None.
+        is_regression: labels are floats.
+
+    Example:
+    >>> from official_bert.classification.features import InputFeatures
+    >>> record = serialize_features(InputFeatures([[2, 3], [2, 3]], [[1, 1], [1, 1]], [[0, 0], [0, 0]], 1))
+    >>> inputs, labels, weights = batch_parser(2, num_choices=2)(tf.constant([record]))
+    >>> inputs["input_word_ids"].shape, labels.numpy(), weights.numpy()
+    (TensorShape([1, 2, 2]), array([1], dtype=int32), array([1.], dtype=float32))
+    """
+    shape = [max_seq_length] if num_choices is None else [num_choices, max_seq_length]
+    width = max_seq_length * (num_choices or 1)
+    spec = {name: tf.io.FixedLenFeature([width], tf.int64) for name in ("input_ids", "input_mask", "segment_ids")}
+    spec["label_ids"] = tf.io.FixedLenFeature([], tf.float32 if is_regression else tf.int64)
+    spec["is_real_example"] = tf.io.FixedLenFeature([], tf.int64)
+
+    def parse(serialized):
+        parsed = tf.io.parse_example(serialized, spec)
+
+        def ids(name):
+            return tf.reshape(tf.cast(parsed[name], tf.int32), [-1, *shape])
+
+        inputs = {"input_word_ids": ids("input_ids"), "input_mask": ids("input_mask"),
+                  "input_type_ids": ids("segment_ids")}
+        labels = parsed["label_ids"] if is_regression else tf.cast(parsed["label_ids"], tf.int32)
+        return inputs, labels, tf.cast(parsed["is_real_example"], tf.float32)
+
+    return parse
