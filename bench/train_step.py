@@ -34,6 +34,8 @@ def parse_args():
     parser.add_argument("--jit_compile", action="store_true")
     parser.add_argument("--compare", choices=["keras_hub"], default=None)
     parser.add_argument("--steps", type=int, default=20, help="timed steps")
+    parser.add_argument("--steps_per_execution", type=int, default=1,
+                        help="train steps per call of the compiled function (the original's iterations_per_loop)")
     parser.add_argument("--warmup_steps", type=int, default=3, help="untimed steps (tracing, allocation)")
     return parser.parse_args()
 
@@ -79,9 +81,12 @@ class _KerasHubPretrainer(keras.Model):
             intermediate_dim=config.intermediate_size, dropout=config.hidden_dropout_prob,
             max_sequence_length=config.max_position_embeddings, num_segments=config.type_vocab_size)
         out = backbone({k: inputs[k] for k in ("token_ids", "padding_mask", "segment_ids")})
+        from keras_hub.src.utils.keras_utils import gelu_approximate
+
+        # The tanh GELU, as in KerasHub's own BertBackbone and in ours ("gelu" in Google's configs).
         head = keras_hub.layers.MaskedLMHead(
             vocabulary_size=config.vocab_size, token_embedding=backbone.token_embedding,
-            intermediate_activation="gelu")
+            intermediate_activation=gelu_approximate)
         outputs = {"mlm_logits": head(out["sequence_output"], mask_positions=inputs["mask_positions"]),
                    "nsp_logits": keras.layers.Dense(2, dtype="float32")(out["pooled_output"])}
         super().__init__(inputs=inputs, outputs=outputs, name="keras_hub_pretrainer")
@@ -103,7 +108,7 @@ def time_training(model, dataset, args):
     CPU time is printed too because on a shared machine wall time also measures the neighbours.
     """
     model.compile(optimizer=keras.optimizers.AdamW(1e-4, weight_decay=0.01, epsilon=1e-6, global_clipnorm=1.0),
-                  jit_compile=args.jit_compile)
+                  jit_compile=args.jit_compile, steps_per_execution=args.steps_per_execution)
     model.fit(dataset, steps_per_epoch=args.warmup_steps, epochs=1, verbose=0, shuffle=False)
     start, cpu_start = time.perf_counter(), time.process_time()
     model.fit(dataset, steps_per_epoch=args.steps, epochs=1, verbose=0, shuffle=False)
