@@ -1,6 +1,7 @@
 """`BertPretrainer`: the encoder with the masked-LM and next-sentence heads, and their losses."""
 
 import keras
+import tensorflow as tf
 
 from official_bert import losses
 from official_bert.layers.masked_lm_head import MaskedLMHead
@@ -68,7 +69,9 @@ class BertPretrainer(task_model.TaskModel):
                 losses.next_sentence_accuracy(y["next_sentence_labels"], y_pred["nsp_logits"]))
         for extra in self.losses:
             total = total + extra
-        return total
+        # Keras sums the replicas' gradients and multiplies the logged loss by the replica count, so each
+        # replica returns its share of the global mean (as Keras's own compiled losses do).
+        return total / tf.distribute.get_strategy().num_replicas_in_sync
 
     def get_config(self):
         return {"encoder": keras.saving.serialize_keras_object(self.encoder), "use_nsp": self.use_nsp,

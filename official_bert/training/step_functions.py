@@ -1,0 +1,54 @@
+"""The compiled functions Keras `fit` and `evaluate` call: several train (or test) steps per call.
+
+Keras 3's own functions (TensorFlow backend) fail under tf.distribute's Mirrored and MultiWorkerMirrored
+strategies: looping over several steps traces a tf.cond around the gradient all-reduce's merge_call
+(keras-team/keras#19246: "You must feed a value for placeholder tensor"), and across workers the replicas'
+scalar metric results are all-reduced along an axis they lack (tensorflow/tensorflow#72388). These loop
+with tf.range, as tf.keras 2 did, and return the metrics read in cross-replica context, where they are
+already aggregated over every replica and worker. Every strategy uses them, so there is one code path.
+"""
+
+import tensorflow as tf
+
+
+def install_step_functions(model, strategy, steps_per_execution, jit_compile=False):
+    """Makes `model.fit` and `model.evaluate` run `steps_per_execution` steps per call under `strategy`.
+
+    Call it after `model.compile` (which resets them), and call fit/evaluate within `strategy.scope()` with
+    a dataset of at least steps_per_execution × the steps asked for batches.
+
+    Args:
+        model: a compiled Keras model.
+        strategy: the `tf.distribute.Strategy` its variables were made under.
+        steps_per_execution: train (or test) steps per call; fit and evaluate must be asked for multiples.
+        jit_compile: compile each step with XLA.
+
+    Example:
+    >>> import keras, numpy as np
+    >>> strategy = tf.distribute.get_strategy()
+    >>> model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    >>> model.compile(optimizer="sgd", loss="mse")
+    >>> install_step_functions(model, strategy, steps_per_execution=4)
+    >>> data = tf.data.Dataset.from_tensors((np.ones((3, 2)), np.ones((3, 1)))).repeat()
+    >>> _ = model.fit(data, steps_per_epoch=8, verbose=0, shuffle=False)
+    >>> int(model.optimizer.iterations)
+    8
+    """
+    # Keras's epoch loop reads this to number the steps of each call.
+    model.steps_per_execution = steps_per_execution
+    model.train_function = _multi_step(model, model.train_step, strategy, steps_per_execution, jit_compile)
+    model.test_function = _multi_step(model, model.test_step, strategy, steps_per_execution, jit_compile)
+
+
+def _multi_step(model, step, strategy, steps, jit_compile):
+    @tf.function(jit_compile=jit_compile, reduce_retracing=True)
+    def one_step(data):
+        strategy.run(step, args=(data,))
+
+    @tf.function
+    def multi_step(iterator):
+        for _ in tf.range(steps):
+            one_step(next(iterator))
+        return model.get_metrics_result()
+
+    return multi_step
