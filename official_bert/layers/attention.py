@@ -6,6 +6,8 @@ import keras
 import tensorflow as tf
 from keras import ops
 
+from official_bert.layers.dense import project
+
 
 @keras.saving.register_keras_serializable(package="official_bert")
 class MultiHeadSelfAttention(keras.layers.Layer):
@@ -56,13 +58,13 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         batch, length = ops.shape(x)[0], ops.shape(x)[1]
         hidden = self.num_heads * self.head_size
         if query_positions is None:
-            query, key, value = ops.split(ops.matmul(x, self.qkv_kernel) + self.qkv_bias, 3, axis=-1)
+            query, key, value = ops.split(project(x, self.qkv_kernel, self.qkv_bias), 3, axis=-1)
         else:
             # Only these rows attend (e.g. the masked positions in the last layer of pretraining): keys and
             # values still come from every position, queries from the gathered rows only.
             rows = tf.gather(x, ops.cast(query_positions, "int32"), batch_dims=1)
-            query = ops.matmul(rows, self.qkv_kernel[:, :hidden]) + self.qkv_bias[:hidden]
-            key, value = ops.split(ops.matmul(x, self.qkv_kernel[:, hidden:]) + self.qkv_bias[hidden:], 2, axis=-1)
+            query = project(rows, self.qkv_kernel[:, :hidden], self.qkv_bias[:hidden])
+            key, value = ops.split(project(x, self.qkv_kernel[:, hidden:], self.qkv_bias[hidden:]), 2, axis=-1)
         # Scaling the queries (T·D values) rather than the scores (T·T) is cheaper and equivalent.
         query = query * ops.cast(1.0 / math.sqrt(self.head_size), query.dtype)
         query = ops.reshape(query, (batch, -1, self.num_heads, self.head_size))
@@ -76,7 +78,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         probs = ops.cast(ops.softmax(scores, axis=-1), self.compute_dtype)
         probs = self.dropout(probs, training=training)
         context = ops.reshape(ops.einsum("bnts,bsnd->btnd", probs, value), (batch, -1, hidden))
-        return ops.matmul(context, self.output_kernel) + self.output_bias
+        return project(context, self.output_kernel, self.output_bias)
 
     def compute_output_shape(self, x_shape, attention_bias_shape=None, query_positions_shape=None):
         rows = tuple(x_shape[:-1]) if query_positions_shape is None else tuple(query_positions_shape)
@@ -87,3 +89,4 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         config.update(num_heads=self.num_heads, head_size=self.head_size, dropout_rate=self.dropout_rate,
                       initializer_range=self.initializer_range)
         return config
+

@@ -5,6 +5,7 @@ import tensorflow as tf
 from keras import ops
 
 from official_bert import activations
+from official_bert.layers.dense import TokenDense
 
 
 @keras.saving.register_keras_serializable(package="official_bert")
@@ -48,7 +49,7 @@ class MaskedLMHead(keras.layers.Layer):
         self.activation = activation
         self.initializer_range = initializer_range
         self.layer_norm_eps = layer_norm_eps
-        self.dense = keras.layers.Dense(
+        self.dense = TokenDense(
             embeddings.hidden_size, activation=activations.get(activation),
             kernel_initializer=keras.initializers.TruncatedNormal(stddev=initializer_range),
             dtype=self.dtype_policy, name="transform")
@@ -68,8 +69,9 @@ class MaskedLMHead(keras.layers.Layer):
             x = tf.gather(x, ops.cast(masked_positions, "int32"), batch_dims=1)
         x = ops.cast(self.layer_norm(self.dense(x)), self.compute_dtype)
         table = ops.cast(self.embeddings.word_embeddings, self.compute_dtype)
-        # transpose_b lets the kernel read the [V, H] table as is instead of materializing its transpose.
-        logits = tf.matmul(x, table, transpose_b=True)
+        # One 2-D MatMul reading the [V, H] table as is (no broadcast batch-matmul, no materialized transpose).
+        logits = tf.matmul(tf.reshape(x, [-1, tf.shape(x)[-1]]), table, transpose_b=True)
+        logits = tf.reshape(logits, tf.concat([tf.shape(x)[:-1], [-1]], axis=0))
         return ops.cast(logits, "float32") + self.output_bias
 
     def compute_output_shape(self, sequence_output_shape, masked_positions_shape=None):

@@ -6,6 +6,7 @@ from keras import ops
 
 from official_bert import activations
 from official_bert.layers.attention import MultiHeadSelfAttention
+from official_bert.layers.dense import TokenDense
 
 
 @keras.saving.register_keras_serializable(package="official_bert")
@@ -51,11 +52,9 @@ class TransformerBlock(keras.layers.Layer):
             dropout_rate, dtype=self.dtype_policy, name="attention_dropout")
         self.attention_layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_eps, dtype="float32", name="attention_layer_norm")
-        self.intermediate = keras.layers.Dense(
-            intermediate_size, activation=activations.get(activation), kernel_initializer=init,
-            dtype=self.dtype_policy, name="intermediate")
-        self.output_dense = keras.layers.Dense(
-            hidden_size, kernel_initializer=init, dtype=self.dtype_policy, name="output")
+        self.intermediate = TokenDense(intermediate_size, activation=activations.get(activation),
+                                       kernel_initializer=init, dtype=self.dtype_policy, name="intermediate")
+        self.output_dense = TokenDense(hidden_size, kernel_initializer=init, dtype=self.dtype_policy, name="output")
         self.output_dropout = keras.layers.Dropout(
             dropout_rate, dtype=self.dtype_policy, name="output_dropout")
         self.output_layer_norm = keras.layers.LayerNormalization(
