@@ -1,0 +1,78 @@
+"""The classification tasks' serving: text_a [, text_b] → probabilities and label (or score), in three signatures."""
+
+import tensorflow as tf
+
+from official_bert.export.saved_model import ServingSpec, export_saved_model
+from official_bert.export.text import TextPacker
+
+
+def classifier_outputs(label_list):
+    """The postprocessing of a classifier's logits: {"logits", "probabilities", "label"}, or {"score"} with no
+    label list (regression).
+
+    Args:
+        label_list: the label strings in id order (the choice indices for multiple choice), or None.
+
+    Example:
+    >>> outputs = classifier_outputs(["neg", "pos"])(tf.constant([[0.0, 2.0]]))
+    >>> outputs["label"].numpy().tolist(), [round(p, 3) for p in outputs["probabilities"][0].numpy().tolist()]
+    ([b'pos'], [0.119, 0.881])
+    >>> classifier_outputs(None)(tf.constant([[3.5]]))["score"].numpy().tolist()
+    [3.5]
+    """
+    if label_list is None:
+        return lambda scores: {"score": scores[:, 0]}
+    labels = tf.constant(list(label_list))
+
+    def outputs(logits):
+        return {"logits": logits, "probabilities": tf.nn.softmax(logits, axis=-1),
+                "label": tf.gather(labels, tf.argmax(logits, axis=-1))}
+
+    return outputs
+
+
+def classifier_serving_spec(tokenizer, seq_length, label_list, *, text_b=False, num_choices=None):
+    """The `ServingSpec` of a sentence (pair) classifier or a multiple-choice model.
+
+    The raw-text inputs are `text_a` [batch], plus `text_b` [batch] for sentence-pair tasks, or the endings
+    `text_b` [batch, num_choices] for multiple choice (text_a then being the context).
+
+    Args:
+        tokenizer: the in-graph tokenizer layer (see `text.tokenizer_layer`).
+        seq_length: the max_seq_length the model was trained with.
+        label_list: the label strings in id order, or None for regression.
+        text_b: whether the task has a second sentence.
+        num_choices: C for multiple choice, else None.
+
+    Example:
+    >>> import os, tempfile
+    >>> from official_bert.export.text import tokenizer_layer
+    >>> vocab = os.path.join(tempfile.mkdtemp(), "vocab.txt")
+    >>> _ = open(vocab, "w").write("[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\nswim\\n")
+    >>> spec = classifier_serving_spec(tokenizer_layer(vocab), 8, ["0", "1", "2", "3"], num_choices=4)
+    >>> {name: input.shape.as_list() for name, input in spec.text_inputs.items()}, spec.input_shape
+    ({'text_a': [None], 'text_b': [None, 4]}, (4, 8))
+    """
+    packer = TextPacker(tokenizer, seq_length)
+    text = tf.TensorSpec([None], tf.string)
+    if num_choices:
+        return ServingSpec({"text_a": text, "text_b": tf.TensorSpec([None, num_choices], tf.string)},
+                           lambda text_a, text_b: packer.pack_choices(text_a, text_b), classifier_outputs(label_list),
+                           (num_choices, seq_length), (tokenizer,))
+    inputs = {"text_a": text, "text_b": text} if text_b else {"text_a": text}
+    return ServingSpec(inputs, packer.pack, classifier_outputs(label_list), (seq_length,), (tokenizer,))
+
+
+def export_classifier(export_dir, model, tokenizer, seq_length, label_list, *, text_b=False, num_choices=None):
+    """Exports a `BertClassifier` (or `BertMultipleChoice`) as the next version in export_dir; returns its path.
+
+    The signatures are those of `export_saved_model`; serving_default takes the raw text of
+    `classifier_serving_spec` and, like the others, returns logits, probabilities and label (or score).
+
+    Args:
+        export_dir: the directory of versions.
+        model: the trained model.
+        tokenizer, seq_length, label_list, text_b, num_choices: as for `classifier_serving_spec`.
+    """
+    spec = classifier_serving_spec(tokenizer, seq_length, label_list, text_b=text_b, num_choices=num_choices)
+    return export_saved_model(export_dir, model, spec)

@@ -1,0 +1,63 @@
+"""Versioned export directories as TF Serving reads them: export_dir/1/, export_dir/2/, ... each complete or absent.
+
+A new version is written into a hidden temporary directory inside export_dir and renamed to the next number
+when it is complete, so a server polling export_dir (it loads only numbered directories) never sees half of one.
+"""
+
+import os
+import shutil
+import tempfile
+
+
+def versions(export_dir):
+    """The version numbers present in export_dir, ascending.
+
+    Args:
+        export_dir: the directory of versions (may not exist).
+
+    Example:
+    >>> import tempfile
+    >>> export_dir = tempfile.mkdtemp()
+    >>> for name in ("1", "7", "notes", ".tmp-x"):
+    ...     os.mkdir(os.path.join(export_dir, name))
+    >>> versions(export_dir)
+    [1, 7]
+    """
+    if not os.path.isdir(export_dir):
+        return []
+    return sorted(int(name) for name in os.listdir(export_dir)
+                  if name.isdigit() and os.path.isdir(os.path.join(export_dir, name)))
+
+
+def write_new_version(export_dir, write):
+    """Calls `write(directory)` on an empty temporary directory, then renames it to export_dir/<n>, n the next
+    version number; returns that path. If `write` raises, nothing is left behind.
+
+    Args:
+        export_dir: the directory of versions (created if needed).
+        write: a function that fills the directory it is given.
+
+    Example:
+    >>> import tempfile
+    >>> export_dir = tempfile.mkdtemp()
+    >>> def write(directory):
+    ...     open(os.path.join(directory, "saved_model.pb"), "w").close()
+    >>> [os.path.basename(write_new_version(export_dir, write)) for _ in range(2)]
+    ['1', '2']
+    >>> sorted(os.listdir(export_dir))
+    ['1', '2']
+    """
+    os.makedirs(export_dir, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=".tmp-", dir=export_dir)
+    try:
+        write(tmp)
+        while True:
+            target = os.path.join(export_dir, str((versions(export_dir) or [0])[-1] + 1))
+            try:
+                os.rename(tmp, target)
+                return target
+            except OSError:
+                if not os.path.exists(target):
+                    raise  # else another exporter took this number meanwhile: try the next
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,47 @@
+"""Runs a model over a labelled dataset under a tf.distribute strategy and returns every output, in order."""
+
+import numpy as np
+import tensorflow as tf
+
+
+class Predictor:
+    """Calls `model` (training=False) on every batch of a dataset and returns the outputs as NumPy arrays.
+
+    Each global batch is split across the replicas and gathered back in replica order, so the rows stay in the
+    dataset's order. Batches must divide evenly over the replicas (pad the features to a multiple of the batch).
+    The compiled step is kept, so evaluating again (every epoch) does not trace it again.
+
+    Args:
+        model: a Keras model.
+        strategy: the strategy its variables were made under.
+
+    Example:
+    >>> import keras
+    >>> model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1, kernel_initializer="ones")])
+    >>> data = tf.data.Dataset.from_tensor_slices((np.eye(2, dtype="float32"), [3, 4], [1.0, 0.0])).batch(1)
+    >>> outputs, labels, real = Predictor(model, tf.distribute.get_strategy())(data)
+    >>> outputs.tolist(), labels.tolist(), real.tolist()
+    ([[1.0], [1.0]], [3, 4], [1.0, 0.0])
+    """
+
+    def __init__(self, model, strategy):
+        self.strategy = strategy
+
+        def replica_step(inputs, labels, weights):
+            return model(inputs, training=False), labels, weights
+
+        @tf.function
+        def step(batch):
+            return [strategy.gather(t, axis=0) for t in strategy.run(replica_step, args=batch)]
+
+        self._step = step
+
+    def __call__(self, dataset):
+        """Returns (outputs, labels, is_real_example) over all of `dataset`.
+
+        Args:
+            dataset: batches of (inputs, labels, is_real_example), as `feature_dataset(...,
+                with_sample_weights=True)` gives.
+        """
+        batches = [self._step(batch) for batch in self.strategy.experimental_distribute_dataset(dataset)]
+        return tuple(np.concatenate([batch[i].numpy() for batch in batches]) for i in range(3))
