@@ -33,7 +33,7 @@ import keras  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from absl import app, flags, logging  # noqa: E402
 
-from official_bert import distribution, tokenization  # noqa: E402
+from official_bert import cli, distribution, tokenization  # noqa: E402
 from official_bert.checkpoints import CheckpointError  # noqa: E402
 from official_bert.classification import (ClassificationDataError, best_metric, get_processor,  # noqa: E402
                                           load_or_create_features, write_eval_results)
@@ -104,10 +104,10 @@ flags.DEFINE_string("tfds_data_dir", None, "tensorflow-datasets' data_dir, with 
 
 def main(argv):
     if len(argv) > 1:
-        _fail(f"unexpected arguments: {' '.join(argv[1:])}")
+        cli.fail(f"unexpected arguments: {' '.join(argv[1:])}")
     if not (FLAGS.do_train or FLAGS.do_eval or FLAGS.do_predict or FLAGS.export_dir):
-        _fail("at least one of --do_train, --do_eval, --do_predict or --export_dir must be given")
-    signal.signal(signal.SIGTERM, _raise_interrupt)
+        cli.fail("at least one of --do_train, --do_eval, --do_predict or --export_dir must be given")
+    signal.signal(signal.SIGTERM, cli.raise_keyboard_interrupt)
     run = None
     try:
         # A multi-worker strategy must exist before any other TensorFlow op runs.
@@ -196,7 +196,7 @@ def main(argv):
             logging.info("exported the model for serving to %s", path)
     except (ClassificationDataError, ConfigError, CheckpointError, TrainingError, tokenization.VocabError,
             distribution.DistributionError) as e:
-        _fail(str(e))
+        cli.fail(str(e))
     except KeyboardInterrupt:
         where = f" at step {run.step}" if run else ""
         saved = run and run.checkpoints.saved_step == run.step
@@ -211,15 +211,6 @@ def _check_case(do_lower_case, init_checkpoint):
         tokenization.validate_case_matches_checkpoint(do_lower_case, init_checkpoint)
     except ValueError as e:
         raise ConfigError(str(e)) from None
-
-
-def _fail(message):
-    print(f"run_classifier: error: {message}", file=sys.stderr)
-    sys.exit(1)
-
-
-def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

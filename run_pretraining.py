@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tensorflow as tf  # noqa: E402
 from absl import app, flags, logging  # noqa: E402
 
-from official_bert import distribution, input_pipeline  # noqa: E402
+from official_bert import cli, distribution, input_pipeline  # noqa: E402
 from official_bert.checkpoints import CheckpointError  # noqa: E402
 from official_bert.configs import BertConfig, ConfigError  # noqa: E402
 from official_bert.pretraining_data import PretrainingDataError  # noqa: E402
@@ -85,10 +85,10 @@ flags.DEFINE_string("vocab_file", None, "The vocabulary the data was made with, 
 
 def main(argv):
     if len(argv) > 1:
-        _fail(f"unexpected arguments: {' '.join(argv[1:])}")
+        cli.fail(f"unexpected arguments: {' '.join(argv[1:])}")
     if not FLAGS.do_train and not FLAGS.do_eval:
-        _fail("at least one of --do_train or --do_eval must be given")
-    signal.signal(signal.SIGTERM, _raise_interrupt)
+        cli.fail("at least one of --do_train or --do_eval must be given")
+    signal.signal(signal.SIGTERM, cli.raise_keyboard_interrupt)
     run = None
     try:
         # A multi-worker strategy must exist before any other TensorFlow op runs.
@@ -108,7 +108,7 @@ def main(argv):
             jit_compile=FLAGS.jit_compile, use_nsp=not FLAGS.no_nsp, keep_checkpoint_max=FLAGS.keep_checkpoint_max,
             log_steps=FLAGS.log_steps, seed=FLAGS.seed, init_checkpoint=FLAGS.init_checkpoint).validate()
         if not FLAGS.do_train and not options.init_checkpoint and not tf.train.latest_checkpoint(options.output_dir):
-            _fail("--do_eval without --do_train evaluates a checkpoint: none in --output_dir, and no --init_checkpoint")
+            cli.fail("--do_eval without --do_train evaluates a checkpoint: none in --output_dir, and no --init_checkpoint")
         config = BertConfig.from_json_file(FLAGS.bert_config_file)
 
         data = input_pipeline.open_pretraining_files(FLAGS.input_file, FLAGS.max_seq_length,
@@ -130,22 +130,13 @@ def main(argv):
             for key in sorted(results):
                 logging.info("eval %s = %s", key, results[key])
     except (ConfigError, CheckpointError, PretrainingDataError, TrainingError, distribution.DistributionError) as e:
-        _fail(str(e))
+        cli.fail(str(e))
     except KeyboardInterrupt:
         where = f" at step {run.step}" if run else ""
         saved = run and run.checkpoints.saved_step == run.step
         print(f"run_pretraining: interrupted{where}; "
               + ("checkpoint saved: rerun the same command to resume" if saved else "nothing saved"), file=sys.stderr)
         sys.exit(130)
-
-
-def _fail(message):
-    print(f"run_pretraining: error: {message}", file=sys.stderr)
-    sys.exit(1)
-
-
-def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

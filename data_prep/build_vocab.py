@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from absl import app, flags, logging  # noqa: E402
 
-from official_bert import sentencepiece_tokenizer, tokenization, vocab_builder  # noqa: E402
+from official_bert import cli, sentencepiece_tokenizer, tokenization, vocab_builder  # noqa: E402
 
 FLAGS = flags.FLAGS
 
@@ -36,9 +36,9 @@ flags.DEFINE_integer("max_unique_chars", 1000, "Alphabet size: words with rarer 
 
 def main(argv):
     if len(argv) > 1:
-        _fail(f"unexpected arguments: {' '.join(argv[1:])}")
+        cli.fail(f"unexpected arguments: {' '.join(argv[1:])}")
     if bool(FLAGS.output_file) == bool(FLAGS.spm_model_file):
-        _fail("pass exactly one of --output_file (WordPiece) and --spm_model_file (SentencePiece)")
+        cli.fail("pass exactly one of --output_file (WordPiece) and --spm_model_file (SentencePiece)")
     try:
         input_files = vocab_builder.expand_input_files(FLAGS.input_file)
         if FLAGS.spm_model_file:
@@ -50,12 +50,7 @@ def main(argv):
             vocab_builder.build_vocab(input_files, FLAGS.output_file, FLAGS.vocab_size, FLAGS.do_lower_case,
                                       FLAGS.num_unused_tokens, FLAGS.max_unique_chars)
     except (vocab_builder.CorpusError, tokenization.VocabError, ValueError) as e:
-        _fail(str(e))
-
-
-def _fail(message):
-    print(f"build_vocab: error: {message}", file=sys.stderr)
-    sys.exit(1)
+        cli.fail(str(e))
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from absl import app, flags, logging  # noqa: E402
 
-from official_bert import tokenization  # noqa: E402
+from official_bert import cli, tokenization  # noqa: E402
 from official_bert import pretraining_data as ptd  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -58,8 +58,8 @@ flags.DEFINE_integer("num_output_shards", 1, "Write N files named OUTPUT_FILE-00
 
 def main(argv):
     if len(argv) > 1:
-        _fail(f"unexpected arguments: {' '.join(argv[1:])}")
-    signal.signal(signal.SIGTERM, _raise_interrupt)
+        cli.fail(f"unexpected arguments: {' '.join(argv[1:])}")
+    signal.signal(signal.SIGTERM, cli.raise_keyboard_interrupt)
     num_workers = len(os.sched_getaffinity(0)) if FLAGS.num_workers is None else FLAGS.num_workers
     try:
         if num_workers < 1:
@@ -80,7 +80,7 @@ def main(argv):
         stats = ptd.create_pretraining_data(input_files, output_files, processor, num_workers=num_workers,
                                             gzip_compress=FLAGS.gzip_compress, progress=progress)
     except (ptd.PretrainingDataError, tokenization.VocabError) as e:
-        _fail(str(e))
+        cli.fail(str(e))
     except KeyboardInterrupt:
         print("create_pretraining_data: interrupted; no output file was written", file=sys.stderr)
         sys.exit(130)
@@ -92,15 +92,6 @@ def main(argv):
 
 def _first_three(paths):
     return ", ".join(paths[:3]) + (", ..." if len(paths) > 3 else "")
-
-
-def _fail(message):
-    print(f"create_pretraining_data: error: {message}", file=sys.stderr)
-    sys.exit(1)
-
-
-def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from absl import app, flags  # noqa: E402
 
-from official_bert import tokenization  # noqa: E402
+from official_bert import cli, tokenization  # noqa: E402
 from official_bert import pretraining_data as ptd  # noqa: E402
 from official_bert.pretraining_data import inspection  # noqa: E402
 from official_bert.pretraining_data.block_processor import continuation_flags  # noqa: E402
@@ -38,7 +38,7 @@ flags.DEFINE_integer("num_examples", 3, "Examples to decode.")
 
 def main(argv):
     if len(argv) > 1:
-        _fail(f"unexpected arguments: {' '.join(argv[1:])}")
+        cli.fail(f"unexpected arguments: {' '.join(argv[1:])}")
     try:
         paths = ptd.expand_input_files(FLAGS.input_file)
         # Only the vocabulary is needed: do_lower_case=None skips the casing check.
@@ -56,15 +56,10 @@ def main(argv):
             for row in range(min(len(batch["input_ids"]), FLAGS.num_examples - len(decoded))):
                 decoded.append(inspection.decode_example({name: v[row] for name, v in batch.items()}, inv_vocab))
     except (ptd.PretrainingDataError, tokenization.VocabError) as e:
-        _fail(str(e))
+        cli.fail(str(e))
     print("\n".join(stats.report()))
     for i, text in enumerate(decoded):
         print(f"example {i}: {text}")
-
-
-def _fail(message):
-    print(f"inspect_pretraining_data: error: {message}", file=sys.stderr)
-    sys.exit(1)
 
 
 if __name__ == "__main__":
