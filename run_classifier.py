@@ -34,6 +34,7 @@ import tensorflow as tf  # noqa: E402
 from absl import app, flags, logging  # noqa: E402
 
 from official_bert import cli, distribution, tokenization  # noqa: E402
+from official_bert.training.flags import define_shared_flags  # noqa: E402
 from official_bert.checkpoints import CheckpointError  # noqa: E402
 from official_bert.classification import (ClassificationDataError, best_metric, get_processor,  # noqa: E402
                                           load_or_create_features, write_eval_results)
@@ -76,22 +77,8 @@ flags.DEFINE_float("warmup_proportion", 0.1, "Proportion of training to perform 
 flags.DEFINE_integer("save_checkpoints_steps", 1000, "How often to save the model checkpoint.")
 flags.DEFINE_integer("iterations_per_loop", 1000, "How many steps to make in each call into the compiled training "
                      "loop (Keras steps_per_execution).")
-flags.DEFINE_bool("use_tpu", False, "Whether to use TPU (implies --distribution_strategy=tpu).")
-flags.DEFINE_string("tpu_name", None, "The Cloud TPU to use for training: its name or a grpc://ip.address.of.tpu:8470 "
-                    "url.")
-flags.DEFINE_string("tpu_zone", None, "[Optional] GCE zone where the Cloud TPU is located in.")
-flags.DEFINE_string("gcp_project", None, "[Optional] Project name for the Cloud TPU-enabled project.")
-flags.DEFINE_string("master", None, "[Optional] TensorFlow master URL: the TPU address when --tpu_name is not given.")
-flags.DEFINE_integer("num_tpu_cores", 8, "Only used if `use_tpu` is True. Total number of TPU cores to use; "
-                     "a warning says so when the TPU has another number.")
+define_shared_flags()
 # Added.
-flags.DEFINE_enum("distribution_strategy", None, list(distribution.STRATEGIES), "How to spread training over "
-                  "devices (default: one_device, or tpu with --use_tpu). multi_worker_mirrored reads TF_CONFIG.")
-flags.DEFINE_enum("mixed_precision", None, ["bf16", "fp16"], "Compute in bfloat16 or float16 (with loss scaling), "
-                  "keeping float32 weights.")
-flags.DEFINE_bool("jit_compile", False, "Compile the training step with XLA (slower than plain TF on CPUs).")
-flags.DEFINE_integer("seed", 12345, "Random seed for initialization, dropout and the input order.")
-flags.DEFINE_integer("log_steps", 100, "Steps between progress lines and TensorBoard summaries.")
 flags.DEFINE_string("spm_model_file", None, "A SentencePiece model to tokenize with, instead of --vocab_file.")
 flags.DEFINE_string("export_dir", None, "Export the model (the best checkpoint) for TF Serving as a new version "
                     "<export_dir>/<n>/.")

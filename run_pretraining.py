@@ -27,6 +27,7 @@ import tensorflow as tf  # noqa: E402
 from absl import app, flags, logging  # noqa: E402
 
 from official_bert import cli, distribution, input_pipeline  # noqa: E402
+from official_bert.training.flags import define_shared_flags  # noqa: E402
 from official_bert.checkpoints import CheckpointError  # noqa: E402
 from official_bert.configs import BertConfig, ConfigError  # noqa: E402
 from official_bert.pretraining_data import PretrainingDataError  # noqa: E402
@@ -57,28 +58,14 @@ flags.DEFINE_integer("save_checkpoints_steps", 1000, "How often to save the mode
 flags.DEFINE_integer("iterations_per_loop", 1000, "How many steps to make in each call into the compiled "
                      "training loop (Keras steps_per_execution).")
 flags.DEFINE_integer("max_eval_steps", 100, "Maximum number of eval steps.")
-flags.DEFINE_bool("use_tpu", False, "Whether to use TPU (implies --distribution_strategy=tpu).")
-flags.DEFINE_string("tpu_name", None, "The Cloud TPU to use for training: its name or a grpc://ip.address.of.tpu:8470 "
-                    "url.")
-flags.DEFINE_string("tpu_zone", None, "[Optional] GCE zone where the Cloud TPU is located in.")
-flags.DEFINE_string("gcp_project", None, "[Optional] Project name for the Cloud TPU-enabled project.")
-flags.DEFINE_string("master", None, "[Optional] TensorFlow master URL: the TPU address when --tpu_name is not given.")
-flags.DEFINE_integer("num_tpu_cores", 8, "Only used if `use_tpu` is True. Total number of TPU cores to use; "
-                     "a warning says so when the TPU has another number.")
+define_shared_flags()
 # Added.
-flags.DEFINE_enum("distribution_strategy", None, list(distribution.STRATEGIES), "How to spread training over "
-                  "devices (default: one_device, or tpu with --use_tpu). multi_worker_mirrored reads TF_CONFIG.")
 flags.DEFINE_enum("optimizer", "adamw", ["adamw", "lamb"], "adamw: the original AdamWeightDecay; lamb: LAMB.")
 flags.DEFINE_float("weight_decay_rate", 0.01, "Decoupled weight decay, not applied to LayerNorm and bias.")
 flags.DEFINE_integer("gradient_accumulation_steps", 1, "Split each update's --train_batch_size into this many "
                      "micro-batches and apply their mean gradient.")
-flags.DEFINE_enum("mixed_precision", None, ["bf16", "fp16"], "Compute in bfloat16 or float16 (with loss scaling), "
-                  "keeping float32 weights.")
-flags.DEFINE_bool("jit_compile", False, "Compile the training step with XLA (slower than plain TF on CPUs).")
 flags.DEFINE_bool("no_nsp", False, "Train the masked LM only (the paper's 'No NSP' ablation).")
 flags.DEFINE_integer("keep_checkpoint_max", 5, "How many checkpoints to keep (0: all).")
-flags.DEFINE_integer("log_steps", 100, "Steps between progress lines and TensorBoard summaries.")
-flags.DEFINE_integer("seed", 12345, "Random seed for initialization, dropout and the input order.")
 flags.DEFINE_string("vocab_file", None, "The vocabulary the data was made with, copied into --output_dir for "
                     "fine-tuning.")
 
