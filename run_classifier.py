@@ -105,7 +105,7 @@ def main(argv):
             logging.warning("--num_tpu_cores=%d, but the TPU has %d cores: using them all", FLAGS.num_tpu_cores,
                             strategy.num_replicas_in_sync)
         is_chief = distribution.is_chief(strategy)
-        _check_case(FLAGS.do_lower_case, FLAGS.init_checkpoint)
+        cli.check_case(FLAGS.do_lower_case, FLAGS.init_checkpoint)
         config = BertConfig.from_json_file(FLAGS.bert_config_file)
         if FLAGS.max_seq_length > config.max_position_embeddings:
             raise ConfigError(f"--max_seq_length={FLAGS.max_seq_length} exceeds max_position_embeddings="
@@ -190,14 +190,6 @@ def main(argv):
         print(f"run_classifier: interrupted{where}; "
               + ("checkpoint saved: rerun the same command to resume" if saved else "nothing saved"), file=sys.stderr)
         sys.exit(130)
-
-
-def _check_case(do_lower_case, init_checkpoint):
-    """The original's check that --do_lower_case suits a released Google checkpoint (by its directory's name)."""
-    try:
-        tokenization.validate_case_matches_checkpoint(do_lower_case, init_checkpoint)
-    except ValueError as e:
-        raise ConfigError(str(e)) from None
 
 
 if __name__ == "__main__":

@@ -54,13 +54,16 @@ def classifier_serving_spec(tokenizer, seq_length, label_list, *, text_b=False, 
     ({'text_a': [None], 'text_b': [None, 4]}, (4, 8))
     """
     packer = TextPacker(tokenizer, seq_length)
+    postprocess = classifier_outputs(label_list)
     text = tf.TensorSpec([None], tf.string)
     if num_choices:
         return ServingSpec({"text_a": text, "text_b": tf.TensorSpec([None, num_choices], tf.string)},
-                           lambda text_a, text_b: packer.pack_choices(text_a, text_b), classifier_outputs(label_list),
-                           (num_choices, seq_length), (tokenizer,))
+                           lambda call_model, text_a, text_b: postprocess(call_model(packer.pack_choices(text_a,
+                                                                                                         text_b))),
+                           postprocess, (num_choices, seq_length), (tokenizer,))
     inputs = {"text_a": text, "text_b": text} if text_b else {"text_a": text}
-    return ServingSpec(inputs, packer.pack, classifier_outputs(label_list), (seq_length,), (tokenizer,))
+    return ServingSpec(inputs, lambda call_model, **texts: postprocess(call_model(packer.pack(**texts))),
+                       postprocess, (seq_length,), (tokenizer,))
 
 
 def export_classifier(export_dir, model, tokenizer, seq_length, label_list, *, text_b=False, num_choices=None):

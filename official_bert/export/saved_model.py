@@ -1,12 +1,12 @@
 """A model over the encoder's inputs as a SavedModel for TF Serving: raw-text, tensor and tf.Example signatures.
 
-Task-independent: the task supplies a `ServingSpec` (its raw-text inputs and their preprocessing, and what to
-output), and `export_saved_model` writes a new version under the export directory:
+Task-independent: the task supplies a `ServingSpec` (its raw-text inputs and how it answers them, and what the
+tensor signatures output), and `export_saved_model` writes a new version under the export directory:
 
-- `serving_default`: the raw-text inputs → the outputs, tokenized in the graph;
+- `serving_default`: the raw-text inputs → the task's answer, tokenized (and post-processed) in the graph;
 - `serve_tensors`: int32 input_word_ids, input_mask, input_type_ids → the outputs;
 - `serve_examples`: serialized tf.Examples with the original's int64 features input_ids, input_mask and
-  segment_ids (as run_classifier's TFRecords hold them) → the outputs;
+  segment_ids (as run_classifier's and run_squad's TFRecords hold them) → the outputs;
 
 plus `model.keras` beside saved_model.pb. Only TensorFlow and tensorflow-text are needed to serve it.
 """
@@ -29,13 +29,15 @@ EXAMPLE_FEATURES = {"input_word_ids": "input_ids", "input_mask": "input_mask", "
 
 @dataclasses.dataclass(frozen=True)
 class ServingSpec:
-    """How a model is served: its raw-text inputs and their preprocessing, and the outputs of every signature.
+    """How a model is served: its raw-text inputs and how they are answered, and the tensor signatures' outputs.
 
     Args:
         text_inputs: name → tf.TensorSpec (tf.string) of each input of the raw-text signature.
-        preprocess: those inputs, as keyword arguments → the encoder inputs {"input_word_ids", "input_mask",
-            "input_type_ids"}, int32 of shape [batch, *input_shape].
-        postprocess: the model's output → {name: tensor}, what every signature returns.
+        serve_text: (call_model, **those inputs) → {name: tensor}, what serving_default returns; `call_model`
+            maps the encoder inputs {"input_word_ids", "input_mask", "input_type_ids"} (int32 [batch,
+            *input_shape]) to the model's output. A classifier packs the text and post-processes the logits;
+            SQuAD cuts a context into several windows and chooses one answer over them.
+        postprocess: the model's output → {name: tensor}, what serve_tensors and serve_examples return.
         input_shape: the encoder inputs' shape after the batch dimension: (seq_length,), or
             (num_choices, seq_length) for multiple choice.
         resources: what the preprocessing uses that must be saved too: tokenizer layers, which carry the
@@ -43,7 +45,7 @@ class ServingSpec:
     """
 
     text_inputs: dict
-    preprocess: Callable
+    serve_text: Callable
     postprocess: Callable
     input_shape: tuple
     resources: tuple = ()
@@ -67,19 +69,24 @@ def export_saved_model(export_dir, model, spec):
     >>> def preprocess(text):  # a stand-in: characters as ids
     ...     ids = tf.strings.unicode_decode(text, "UTF-8").to_tensor(shape=[None, 4])
     ...     return {"input_word_ids": ids, "input_mask": tf.sign(ids), "input_type_ids": tf.zeros_like(ids)}
-    >>> spec = ServingSpec({"text": tf.TensorSpec([None], tf.string)}, preprocess,
-    ...                    lambda score: {"score": score[:, 0]}, input_shape=(4,))
+    >>> postprocess = lambda score: {"score": score[:, 0]}
+    >>> spec = ServingSpec({"text": tf.TensorSpec([None], tf.string)},
+    ...                    lambda call_model, text: postprocess(call_model(preprocess(text))), postprocess,
+    ...                    input_shape=(4,))
     >>> path = export_saved_model(tempfile.mkdtemp(), model, spec)
     >>> os.path.basename(path), sorted(tf.saved_model.load(path).signatures)
     ('1', ['serve_examples', 'serve_tensors', 'serving_default'])
     """
     shape = tuple(spec.input_shape)
 
+    def call_model(inputs):
+        return model(inputs, training=False)
+
     def outputs(inputs):
-        return spec.postprocess(model(inputs, training=False))
+        return spec.postprocess(call_model(inputs))
 
     def serve_text(**texts):
-        return outputs(spec.preprocess(**texts))
+        return spec.serve_text(call_model, **texts)
 
     def serve_tensors(**inputs):
         return outputs(inputs)

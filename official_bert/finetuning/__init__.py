@@ -7,10 +7,10 @@
 `classifier.py` holds run_classifier's task logic on top of it.
 """
 
-from official_bert.finetuning.best import BestCheckpoint, best_checkpoint
+from official_bert.finetuning.best import BestCheckpoint, best_checkpoint, load_trained_weights
 from official_bert.finetuning.classifier import (classifier_loss, classifier_metrics, classifier_model,
-                                                 evaluate_classifier, has_text_b, load_trained_weights,
-                                                 predict_test_set, train_dataset_fn)
+                                                 evaluate_classifier, has_text_b, predict_test_set,
+                                                 train_dataset_fn)
 from official_bert.finetuning.predict import Predictor
 from official_bert.finetuning.run import FineTuningRun
 from official_bert.finetuning.schedule import Schedule, fine_tuning_schedule

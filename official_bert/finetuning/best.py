@@ -1,4 +1,5 @@
-"""The best checkpoint by a dev metric, kept beside the training checkpoints, with every evaluation's results.
+"""The best checkpoint by a dev metric, kept beside the training checkpoints, with every evaluation's results;
+and which checkpoint evaluation, prediction and export load (`load_trained_weights`).
 
 In output_dir: `best-<step>/` (the model as `save_checkpoint` writes it: model.ckpt.*, bert_config.json and
 vocab.txt, so `load_checkpoint(model, that directory)` reads it) and `best_checkpoint.json`, which names it and
@@ -10,7 +11,10 @@ import json
 import os
 import shutil
 
-from official_bert.checkpoints import files, save_checkpoint
+import tensorflow as tf
+from absl import logging
+
+from official_bert.checkpoints import files, load_checkpoint, save_checkpoint
 from official_bert.training.options import TrainingError
 
 STATE_NAME = "best_checkpoint.json"
@@ -91,6 +95,46 @@ class BestCheckpoint:
             if name.startswith(_PREFIX) and name != self.state["best_path"]:
                 shutil.rmtree(os.path.join(self.output_dir, name), ignore_errors=True)
         return is_best
+
+
+def load_trained_weights(model, output_dir, init_checkpoint=None, do_lower_case=None):
+    """Loads the model that evaluation, prediction and export use; returns its global step, if known.
+
+    That is the best checkpoint of output_dir, else its newest training checkpoint, else --init_checkpoint,
+    where a fine-tuning output directory (an MNLI model for AX) also means its best checkpoint. A warning says
+    so when the checkpoint lacks the task's head, which then stays as initialized.
+
+    Args:
+        model: the task model.
+        output_dir: --output_dir.
+        init_checkpoint: --init_checkpoint, or None.
+        do_lower_case: checked against the checkpoint's casing (a warning when they disagree).
+
+    Raises:
+        TrainingError: none of them holds a checkpoint.
+    """
+    candidates = [best_checkpoint(output_dir), _training_checkpoint(output_dir)]
+    if init_checkpoint:
+        candidates += [best_checkpoint(init_checkpoint), (init_checkpoint, None)]
+    found = next((candidate for candidate in candidates if candidate), None)
+    if found is None:
+        raise TrainingError(f"nothing to evaluate, predict or export with: --output_dir={output_dir} holds no "
+                            "checkpoint and there is no --init_checkpoint (train with --do_train, or pass a "
+                            "fine-tuned model)")
+    path, step = found
+    report = load_checkpoint(model, path, do_lower_case=do_lower_case)
+    if report.missing:
+        logging.warning("%s lacks %s: those weights are untrained", path, ", ".join(report.missing))
+    return step
+
+
+def _training_checkpoint(output_dir):
+    """The newest training checkpoint of output_dir (`ckpt-<step>`) and its step, or None."""
+    prefix = tf.train.latest_checkpoint(output_dir)
+    if prefix is None:
+        return None
+    step = prefix.rsplit("-", 1)[-1]
+    return prefix, int(step) if step.isdigit() else None
 
 
 def _read_state(output_dir):

@@ -4,16 +4,13 @@ import os
 
 import keras
 import tensorflow as tf
-from absl import logging
 
 from official_bert.classification import (evaluation_metrics, feature_dataset, results_file_name,
                                           write_leaderboard_file, write_test_results)
 from official_bert.classification.tsv_tasks import TSV_TASKS
-from official_bert.checkpoints import load_checkpoint
-from official_bert.finetuning.best import best_checkpoint
 from official_bert.models import BertClassifier, BertMultipleChoice
 from official_bert.networks.bert_encoder import BertEncoder
-from official_bert.training.options import MIXED_PRECISION_POLICIES, TrainingError
+from official_bert.training.options import MIXED_PRECISION_POLICIES
 
 
 def classifier_model(config, processor, mixed_precision=None):
@@ -114,43 +111,3 @@ def predict_test_set(predictor, processor, split, feature_file, batch_size, outp
     written = [write_test_results(os.path.join(output_dir, results_file_name(processor, split)), scores, real),
                write_leaderboard_file(output_dir, processor, split, scores, real)]
     return [path for path in written if path]
-
-
-def load_trained_weights(model, output_dir, init_checkpoint=None, do_lower_case=None):
-    """Loads the model that evaluation, prediction and export use; returns its global step, if known.
-
-    That is the best checkpoint of output_dir, else its newest training checkpoint, else --init_checkpoint,
-    where a fine-tuning output directory (an MNLI model for AX) also means its best checkpoint. A warning says
-    so when the checkpoint lacks the task's head, which then stays as initialized.
-
-    Args:
-        model: the task model.
-        output_dir: --output_dir.
-        init_checkpoint: --init_checkpoint, or None.
-        do_lower_case: checked against the checkpoint's casing (a warning when they disagree).
-
-    Raises:
-        TrainingError: none of them holds a checkpoint.
-    """
-    candidates = [best_checkpoint(output_dir), _training_checkpoint(output_dir)]
-    if init_checkpoint:
-        candidates += [best_checkpoint(init_checkpoint), (init_checkpoint, None)]
-    found = next((candidate for candidate in candidates if candidate), None)
-    if found is None:
-        raise TrainingError(f"nothing to evaluate, predict or export with: --output_dir={output_dir} holds no "
-                            "checkpoint and there is no --init_checkpoint (train with --do_train, or pass a "
-                            "fine-tuned model)")
-    path, step = found
-    report = load_checkpoint(model, path, do_lower_case=do_lower_case)
-    if report.missing:
-        logging.warning("%s lacks %s: those weights are untrained", path, ", ".join(report.missing))
-    return step
-
-
-def _training_checkpoint(output_dir):
-    """The newest training checkpoint of output_dir (`ckpt-<step>`) and its step, or None."""
-    prefix = tf.train.latest_checkpoint(output_dir)
-    if prefix is None:
-        return None
-    step = prefix.rsplit("-", 1)[-1]
-    return prefix, int(step) if step.isdigit() else None

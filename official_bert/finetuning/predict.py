@@ -7,6 +7,8 @@ import tensorflow as tf
 class Predictor:
     """Calls `model` (training=False) on every batch of a dataset and returns the outputs as NumPy arrays.
 
+    A model with several outputs (a dict, as `BertSpanLabeler`'s) gives the same structure of arrays.
+
     Each global batch is split across the replicas and gathered back in replica order, so the rows stay in the
     dataset's order. Batches must divide evenly over the replicas (pad the features to a multiple of the batch).
     The compiled step is kept, so evaluating again (every epoch) does not trace it again.
@@ -32,7 +34,7 @@ class Predictor:
 
         @tf.function
         def step(batch):
-            return [strategy.gather(t, axis=0) for t in strategy.run(replica_step, args=batch)]
+            return tf.nest.map_structure(lambda t: strategy.gather(t, axis=0), strategy.run(replica_step, args=batch))
 
         self._step = step
 
@@ -44,4 +46,4 @@ class Predictor:
                 with_sample_weights=True)` gives.
         """
         batches = [self._step(batch) for batch in self.strategy.experimental_distribute_dataset(dataset)]
-        return tuple(np.concatenate([batch[i].numpy() for batch in batches]) for i in range(3))
+        return tuple(tf.nest.map_structure(lambda *ts: np.concatenate([t.numpy() for t in ts]), *batches))

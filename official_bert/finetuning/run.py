@@ -35,14 +35,15 @@ class FineTuningRun:
 
     Args:
         model: the task model, built under `strategy.scope()`.
-        loss: its Keras loss (on logits).
+        loss: its Keras loss (on logits); a dict of them for a model with several outputs.
         options: the `TrainingOptions` (train_batch_size, learning_rate, save_checkpoints_steps,
             iterations_per_loop, log_steps, mixed_precision, jit_compile, keep_checkpoint_max, weight_decay_rate,
             init_checkpoint; the step counts come from `schedule`).
         schedule: the `Schedule`.
         strategy: the `tf.distribute.Strategy`.
-        metrics: Keras metrics to report while training.
+        metrics: Keras metrics to report while training (a list, or a dict by output).
         do_lower_case: checked against the init checkpoint's casing (a warning when they disagree).
+        loss_weights: the weight of each output's loss, as for `keras.Model.compile`.
 
     Example:
     >>> import tempfile
@@ -58,7 +59,7 @@ class FineTuningRun:
     (0, 0.0)
     """
 
-    def __init__(self, model, loss, options, schedule, strategy, metrics=(), do_lower_case=None):
+    def __init__(self, model, loss, options, schedule, strategy, metrics=(), do_lower_case=None, loss_weights=None):
         self.model = model
         self.options = options
         self.schedule = schedule
@@ -73,7 +74,9 @@ class FineTuningRun:
                                          weight_decay_rate=options.weight_decay_rate)
             if options.mixed_precision == "fp16":
                 optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
-            model.compile(optimizer=optimizer, loss=loss, metrics=list(metrics), jit_compile=options.jit_compile)
+            model.compile(optimizer=optimizer, loss=loss, loss_weights=loss_weights,
+                          metrics=metrics if isinstance(metrics, dict) else list(metrics),
+                          jit_compile=options.jit_compile)
             optimizer.build(model.trainable_variables)  # slots must exist before a restore fills them
         # As in PretrainingRun: the model is built, and Keras must not read a batch to build it under the
         # strategy (keras-team/keras#20329); fit, run within strategy.scope(), still uses the strategy.
