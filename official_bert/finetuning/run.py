@@ -115,6 +115,11 @@ class FineTuningRun:
                      self.step, schedule.num_train_steps, schedule.num_epochs, schedule.steps_per_epoch,
                      self.options.train_batch_size, self.strategy.num_replicas_in_sync,
                      self.options.mixed_precision or "float32")
+        with self.strategy.scope():
+            # Keras builds the compiled losses' and metrics' state (e.g. one loss tracker per output) when it
+            # first traces a step; under a Mirrored strategy that creates variables in replica context, which
+            # tf.function guards with a cond the replicas cannot feed. Build it now, from the batches' spec.
+            self.model._symbolic_build(data_batch=dataset_fn(0).element_spec)
         try:
             self._end_epoch(evaluate, best)  # a run killed between an epoch's last step and its evaluation
             while self.step < schedule.num_train_steps:
