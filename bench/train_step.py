@@ -5,12 +5,15 @@
 
 Prints seq/s and achieved TFLOP/s (model matmul FLOPs × 3 for forward + backward, the usual estimate).
 With --compare keras_hub the same shape is built from KerasHub's BertBackbone + MaskedLMHead (+ a Dense(2)
-next-sentence head) and timed in the same process; the last line is
-`official_bert <seq/s> keras_hub <seq/s> ratio <ours/theirs>`.
+next-sentence head) and timed in a child process (`--framework keras_hub`), so that each model's peak memory
+is its own; the last line is `official_bert <seq/s> keras_hub <seq/s> ratio <ours/theirs>`.
 """
 
 import argparse
 import os
+import re
+import resource
+import subprocess
 import sys
 import time
 
@@ -33,6 +36,8 @@ def parse_args():
     parser.add_argument("--mixed_precision", choices=["bf16", "fp16"], default=None)
     parser.add_argument("--jit_compile", action="store_true")
     parser.add_argument("--compare", choices=["keras_hub"], default=None)
+    parser.add_argument("--framework", choices=["official_bert", "keras_hub"], default="official_bert",
+                        help="the model to time (--compare times keras_hub this way, in a child process)")
     parser.add_argument("--steps", type=int, default=20, help="timed steps")
     parser.add_argument("--steps_per_execution", type=int, default=1,
                         help="train steps per call of the compiled function (the original's iterations_per_loop)")
@@ -119,8 +124,10 @@ def report(name, timing, config, args):
     seconds_per_step, cpu_per_step = timing
     seq_per_s = args.batch_size / seconds_per_step
     tflops = seq_per_s * train_flops_per_sequence(config, args.seq_length, args.max_predictions_per_seq) / 1e12
+    peak_gib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # Linux reports KiB
     print(f"{name}: {seq_per_s:.2f} seq/s, {tflops * 1000:.1f} GFLOP/s "
-          f"({seconds_per_step * 1000:.0f} ms/step wall, {cpu_per_step * 1000:.0f} ms/step CPU)", flush=True)
+          f"({seconds_per_step * 1000:.0f} ms/step wall, {cpu_per_step * 1000:.0f} ms/step CPU, "
+          f"peak RSS {peak_gib:.1f} GiB)", flush=True)
     return seq_per_s
 
 
@@ -134,11 +141,26 @@ def main():
           f"batch {args.batch_size}, {args.mixed_precision or 'fp32'}, jit_compile={args.jit_compile}, "
           f"{args.warmup_steps} warm-up + {args.steps} timed steps", flush=True)
     dataset = synthetic_dataset(config, args)
+    if args.framework == "keras_hub":
+        report("keras_hub", time_training(_KerasHubPretrainer(config), keras_hub_dataset(dataset), args), config, args)
+        return
     ours = report("official_bert", time_training(official_bert_model(config), dataset, args), config, args)
     if args.compare == "keras_hub":
-        theirs = report("keras_hub", time_training(_KerasHubPretrainer(config), keras_hub_dataset(dataset), args),
-                        config, args)
+        theirs = _time_keras_hub_in_child()
         print(f"official_bert {ours:.2f} keras_hub {theirs:.2f} ratio {ours / theirs:.2f}")
+
+
+def _time_keras_hub_in_child():
+    """Runs this benchmark with the same arguments for KerasHub in a child process; returns its seq/s."""
+    argv = [arg for arg in sys.argv[1:] if not arg.startswith("--compare")]
+    if "keras_hub" in argv:  # the value of a separate "--compare keras_hub"
+        argv.remove("keras_hub")
+    child = subprocess.run([sys.executable, "-m", "bench.train_step", *argv, "--framework", "keras_hub"],
+                           stdout=subprocess.PIPE, text=True, check=True,
+                           cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    line = child.stdout.strip().splitlines()[-1]
+    print(line, flush=True)
+    return float(re.match(r"keras_hub: ([0-9.]+) seq/s", line).group(1))
 
 
 if __name__ == "__main__":
