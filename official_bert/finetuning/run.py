@@ -13,6 +13,7 @@ evaluated before the kill is evaluated first.
 
 import math
 import os
+import warnings
 
 import keras
 import tensorflow as tf
@@ -159,7 +160,10 @@ class FineTuningRun:
                                          os.path.join(self.options.output_dir, "train") if self.is_chief else None),
                          CheckpointSaver(self.checkpoints, self.options.save_checkpoints_steps), *extra_callbacks]
             distributed = self.strategy.experimental_distribute_dataset(dataset.skip(done))
-            with self.strategy.scope():
+            with self.strategy.scope(), warnings.catch_warnings():
+                # Span and token heads leave the pooler unused; its weights stay, so that checkpoints keep them,
+                # and are not updated (the original skipped them silently, too).
+                warnings.filterwarnings("ignore", message=r"Gradients do not exist for variables \['pooler/")
                 self.model.fit(distributed, steps_per_epoch=count, epochs=1, verbose=0, shuffle=False,
                                callbacks=callbacks)
             done += count
