@@ -1,0 +1,92 @@
+"""The README's (and the demo script's) commands use flags their tools define, and its REST request body is what
+the exported serving_default takes."""
+
+import json
+import os
+import re
+import shlex
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+README = os.path.join(REPO, "README.md")
+DEMO = os.path.join(REPO, "demo", "run.sh")
+SHARED_FLAGS = os.path.join(REPO, "official_bert", "training", "flags.py")
+# absl's own flags, which every absl tool accepts.
+ABSL_FLAGS = {"helpfull", "helpshort", "help", "flagfile", "logtostderr", "verbosity", "v"}
+
+
+def _commands(path):
+    """Each `python TOOL ...` command of a file, with its continuation lines joined: (tool, [arguments])."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read().replace("\\\n", " ")
+    commands = []
+    for line in text.splitlines():
+        match = re.match(r'\s*(?:(?:\.venv/bin/)?python|"\$PY")\s+(-m\s+)?(\S+)(.*)', line)
+        if not match or not (match.group(2).endswith(".py") or match.group(1)):
+            continue
+        tool = match.group(2)
+        if match.group(1):
+            tool = tool.replace(".", "/") + ".py"
+        commands.append((tool, match.group(3)))
+    return commands
+
+
+def _defined_flags(tool):
+    """The flags a tool defines: absl DEFINE_*s (and the shared training flags it pulls in) or argparse options."""
+    with open(os.path.join(REPO, tool), encoding="utf-8") as f:
+        source = f.read()
+    if "define_shared_flags()" in source:
+        with open(SHARED_FLAGS, encoding="utf-8") as f:
+            source += f.read()
+    names = set(re.findall(r'DEFINE_\w+\(\s*"(\w+)"', source))
+    names |= {f"no{name}" for name in names}  # absl's negated booleans
+    names |= set(re.findall(r'add_argument\((?:"[^"]*",\s*)*"--([\w-]+)"', source))
+    return names | ABSL_FLAGS
+
+
+def _flags_used(arguments):
+    # Placeholders such as `--flag …` or shell variables are not flags' values that matter here.
+    try:
+        words = shlex.split(arguments.replace("…", ""), comments=True)
+    except ValueError:
+        words = arguments.split()
+    return [re.match(r"--([\w-]+)", w).group(1) for w in words if re.match(r"--[\w-]+", w)]
+
+
+@pytest.mark.parametrize("path", [README, DEMO], ids=["README.md", "demo/run.sh"])
+def test_every_command_uses_flags_its_tool_defines(path):
+    commands = _commands(path)
+    assert len(commands) >= 8
+    tools = set()
+    for tool, arguments in commands:
+        assert os.path.isfile(os.path.join(REPO, tool)), f"{path}: no such tool {tool}"
+        tools.add(tool)
+        unknown = set(_flags_used(arguments)) - _defined_flags(tool)
+        assert not unknown, f"{path}: {tool} has no flag(s) {sorted(unknown)}"
+    if path == README:  # one section per command-line tool
+        assert {"run_pretraining.py", "run_classifier.py", "run_squad.py", "fill_mask.py", "convert_checkpoint.py",
+                "query_saved_model.py", "data_prep/build_vocab.py", "data_prep/create_pretraining_data.py",
+                "official_bert/squad_evaluate.py"} <= tools
+
+
+def test_the_rest_request_body_is_what_serving_default_takes(tmp_path):
+    from official_bert import BertClassifier, BertConfig, BertEncoder
+    from official_bert.export import export_classifier, tokenizer_layer
+
+    with open(README, encoding="utf-8") as f:
+        body = json.loads(re.search(r"```json\n(.*?)```", f.read(), re.S).group(1))
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "the", "union", "is", "strong", "."]) + "\n")
+    model = BertClassifier(BertEncoder(BertConfig(vocab_size=9, hidden_size=16, num_hidden_layers=1,
+                                                  num_attention_heads=2, intermediate_size=32)), 3)
+    path = export_classifier(str(tmp_path / "export"), model, tokenizer_layer(str(vocab)), 16, ["a", "b", "c"])
+
+    # TF Serving's row format: a list of instances, each a map from input name to one row's value.
+    signature = tf.saved_model.load(path).signatures[body["signature_name"]]
+    inputs = {name: tf.constant([instance[name] for instance in body["instances"]]) for name in body["instances"][0]}
+    outputs = signature(**inputs)
+    assert set(outputs) == {"label", "probabilities", "logits"}
+    np.testing.assert_allclose(outputs["probabilities"].numpy().sum(axis=-1), 1.0, rtol=1e-6)
