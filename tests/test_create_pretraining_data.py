@@ -129,7 +129,7 @@ def test_one_sentence_documents_and_long_sentences_are_handled_and_reported(tmp_
 
 
 def test_interrupted_run_leaves_no_output(tmp_path):
-    big = write_corpus(str(tmp_path / "big.txt"), num_documents=3000, seed=1)
+    big = write_corpus(str(tmp_path / "big.txt"), num_documents=30000, seed=1)
     process = subprocess.Popen(
         [sys.executable, CREATE, f"--input_file={big}", "--output_file=out/a.tfrecord,out/b.tfrecord",
          f"--vocab_file={real_vocab_file()}", "--dupe_factor=20", "--num_workers=2"],
@@ -137,7 +137,11 @@ def test_interrupted_run_leaves_no_output(tmp_path):
     for line in process.stderr:  # wait until it is writing
         if "reading 1 input files" in line:
             break
-    time.sleep(1.0)
+    # The whole run takes about 15 s on a quiet machine, a block of 500 documents a fraction of one: interrupt
+    # as soon as both outputs are being written.
+    deadline = time.time() + 30
+    while time.time() < deadline and len(os.listdir(tmp_path / "out") if (tmp_path / "out").exists() else []) < 2:
+        time.sleep(0.05)
     names = os.listdir(tmp_path / "out")
     assert len(names) == 2 and all(n.startswith(".") and ".incomplete-" in n for n in names)
     process.send_signal(signal.SIGINT)
