@@ -150,8 +150,7 @@ def choose_answers(windows, context, start_logits, end_logits, n_best_size=20, m
     >>> answers["answer"].numpy().tolist(), answers["score"].numpy().tolist()
     ([b'B'], [6.0])
     """
-    seq_length = start_logits.shape[-1] or tf.shape(start_logits)[-1]
-    k = min(n_best_size, seq_length) if isinstance(seq_length, int) else tf.minimum(n_best_size, seq_length)
+    k = min(n_best_size, start_logits.shape[-1])  # windows are padded to seq_length: T is static
     starts, ends = tf.math.top_k(start_logits, k), tf.math.top_k(end_logits, k)
     start_index = tf.cast(starts.indices, tf.int64)[:, :, None]
     end_index = tf.cast(ends.indices, tf.int64)[:, None, :]
