@@ -133,7 +133,10 @@ def test_interrupted_run_leaves_no_output(tmp_path):
     process = subprocess.Popen(
         [sys.executable, CREATE, f"--input_file={big}", "--output_file=out/a.tfrecord,out/b.tfrecord",
          f"--vocab_file={real_vocab_file()}", "--dupe_factor=20", "--num_workers=2"],
-        cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+        cwd=tmp_path, stderr=subprocess.PIPE, text=True,
+        # A non-interactive shell starts background jobs with SIGINT ignored, and children inherit that (a suite
+        # run as `make test &` would see the signal ignored): give the tool Ctrl-C's default, which is tested.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     for line in process.stderr:  # wait until it is writing
         if "reading 1 input files" in line:
             break
