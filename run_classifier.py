@@ -34,7 +34,7 @@ import tensorflow as tf  # noqa: E402
 from absl import app, flags, logging  # noqa: E402
 
 from official_bert import cli, distribution, tokenization  # noqa: E402
-from official_bert.training.flags import define_shared_flags  # noqa: E402
+from official_bert.training.flags import define_shared_flags, strategy_from_flags  # noqa: E402
 from official_bert.checkpoints import CheckpointError  # noqa: E402
 from official_bert.classification import (ClassificationDataError, best_metric, get_processor,  # noqa: E402
                                           load_or_create_features, write_eval_results)
@@ -97,20 +97,11 @@ def main(argv):
     signal.signal(signal.SIGTERM, cli.raise_keyboard_interrupt)
     run = None
     try:
-        # A multi-worker strategy must exist before any other TensorFlow op runs.
-        strategy = distribution.get_strategy(
-            distribution.strategy_name(FLAGS.distribution_strategy, FLAGS.use_tpu), FLAGS.tpu_name or FLAGS.master,
-            FLAGS.tpu_zone, FLAGS.gcp_project)
-        if FLAGS.use_tpu and strategy.num_replicas_in_sync != FLAGS.num_tpu_cores:
-            logging.warning("--num_tpu_cores=%d, but the TPU has %d cores: using them all", FLAGS.num_tpu_cores,
-                            strategy.num_replicas_in_sync)
+        strategy = strategy_from_flags()  # first: a multi-worker strategy must precede other TensorFlow ops
         is_chief = distribution.is_chief(strategy)
         cli.check_case(FLAGS.do_lower_case, FLAGS.init_checkpoint)
         config = BertConfig.from_json_file(FLAGS.bert_config_file)
-        if FLAGS.max_seq_length > config.max_position_embeddings:
-            raise ConfigError(f"--max_seq_length={FLAGS.max_seq_length} exceeds max_position_embeddings="
-                              f"{config.max_position_embeddings} of --bert_config_file={FLAGS.bert_config_file}: "
-                              "the model has no positions beyond it")
+        config.check_seq_length(FLAGS.max_seq_length, f"--bert_config_file={FLAGS.bert_config_file}")
         options = TrainingOptions(
             FLAGS.output_dir, train_batch_size=FLAGS.train_batch_size, eval_batch_size=FLAGS.eval_batch_size,
             learning_rate=FLAGS.learning_rate, save_checkpoints_steps=FLAGS.save_checkpoints_steps,
@@ -185,11 +176,7 @@ def main(argv):
             distribution.DistributionError) as e:
         cli.fail(str(e))
     except KeyboardInterrupt:
-        where = f" at step {run.step}" if run else ""
-        saved = run and run.checkpoints.saved_step == run.step
-        print(f"run_classifier: interrupted{where}; "
-              + ("checkpoint saved: rerun the same command to resume" if saved else "nothing saved"), file=sys.stderr)
-        sys.exit(130)
+        cli.exit_interrupted(run)
 
 
 if __name__ == "__main__":

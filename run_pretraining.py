@@ -27,7 +27,7 @@ import tensorflow as tf  # noqa: E402
 from absl import app, flags, logging  # noqa: E402
 
 from official_bert import cli, distribution, input_pipeline  # noqa: E402
-from official_bert.training.flags import define_shared_flags  # noqa: E402
+from official_bert.training.flags import define_shared_flags, strategy_from_flags  # noqa: E402
 from official_bert.checkpoints import CheckpointError  # noqa: E402
 from official_bert.configs import BertConfig, ConfigError  # noqa: E402
 from official_bert.pretraining_data import PretrainingDataError  # noqa: E402
@@ -78,13 +78,7 @@ def main(argv):
     signal.signal(signal.SIGTERM, cli.raise_keyboard_interrupt)
     run = None
     try:
-        # A multi-worker strategy must exist before any other TensorFlow op runs.
-        strategy = distribution.get_strategy(
-            distribution.strategy_name(FLAGS.distribution_strategy, FLAGS.use_tpu), FLAGS.tpu_name or FLAGS.master,
-            FLAGS.tpu_zone, FLAGS.gcp_project)
-        if FLAGS.use_tpu and strategy.num_replicas_in_sync != FLAGS.num_tpu_cores:
-            logging.warning("--num_tpu_cores=%d, but the TPU has %d cores: using them all", FLAGS.num_tpu_cores,
-                            strategy.num_replicas_in_sync)
+        strategy = strategy_from_flags()  # first: a multi-worker strategy must precede other TensorFlow ops
         options = TrainingOptions(
             FLAGS.output_dir, train_batch_size=FLAGS.train_batch_size, eval_batch_size=FLAGS.eval_batch_size,
             learning_rate=FLAGS.learning_rate, num_train_steps=FLAGS.num_train_steps,
@@ -119,11 +113,7 @@ def main(argv):
     except (ConfigError, CheckpointError, PretrainingDataError, TrainingError, distribution.DistributionError) as e:
         cli.fail(str(e))
     except KeyboardInterrupt:
-        where = f" at step {run.step}" if run else ""
-        saved = run and run.checkpoints.saved_step == run.step
-        print(f"run_pretraining: interrupted{where}; "
-              + ("checkpoint saved: rerun the same command to resume" if saved else "nothing saved"), file=sys.stderr)
-        sys.exit(130)
+        cli.exit_interrupted(run)
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ from official_bert.finetuning.squad import (SPAN_LOSS_WEIGHTS, predict_spans, sp
                                             span_model, squad_train_dataset_fn)
 from official_bert.squad import json_files  # noqa: E402
 from official_bert.training import TrainingError, TrainingOptions, prepare_output_dir  # noqa: E402
-from official_bert.training.flags import define_shared_flags  # noqa: E402
+from official_bert.training.flags import define_shared_flags, strategy_from_flags  # noqa: E402
 
 FLAGS = flags.FLAGS
 
@@ -102,17 +102,11 @@ def main(argv):
     signal.signal(signal.SIGTERM, cli.raise_keyboard_interrupt)
     run = None
     try:
-        # A multi-worker strategy must exist before any other TensorFlow op runs.
-        strategy = distribution.get_strategy(
-            distribution.strategy_name(FLAGS.distribution_strategy, FLAGS.use_tpu), FLAGS.tpu_name or FLAGS.master,
-            FLAGS.tpu_zone, FLAGS.gcp_project)
+        strategy = strategy_from_flags()  # first: a multi-worker strategy must precede other TensorFlow ops
         is_chief = distribution.is_chief(strategy)
         cli.check_case(FLAGS.do_lower_case, FLAGS.init_checkpoint)
         config = BertConfig.from_json_file(FLAGS.bert_config_file)
-        if FLAGS.max_seq_length > config.max_position_embeddings:
-            raise ConfigError(f"--max_seq_length={FLAGS.max_seq_length} exceeds max_position_embeddings="
-                              f"{config.max_position_embeddings} of --bert_config_file={FLAGS.bert_config_file}: "
-                              "the model has no positions beyond it")
+        config.check_seq_length(FLAGS.max_seq_length, f"--bert_config_file={FLAGS.bert_config_file}")
         options = TrainingOptions(
             FLAGS.output_dir, train_batch_size=FLAGS.train_batch_size, learning_rate=FLAGS.learning_rate,
             save_checkpoints_steps=FLAGS.save_checkpoints_steps, iterations_per_loop=FLAGS.iterations_per_loop,
@@ -179,11 +173,7 @@ def main(argv):
             distribution.DistributionError) as e:
         cli.fail(str(e))
     except KeyboardInterrupt:
-        where = f" at step {run.step}" if run else ""
-        saved = run and run.checkpoints.saved_step == run.step
-        print(f"run_squad: interrupted{where}; "
-              + ("checkpoint saved: rerun the same command to resume" if saved else "nothing saved"), file=sys.stderr)
-        sys.exit(130)
+        cli.exit_interrupted(run)
 
 
 def _predict_and_evaluate(examples, features, results, directory, global_step):

@@ -1,4 +1,5 @@
-"""What every command-line tool shares: one-line errors, SIGTERM handling, the original's casing check."""
+"""What every command-line tool shares: one-line errors, SIGTERM handling and the interrupted-run message, the
+original's casing check."""
 
 import os
 import sys
@@ -6,11 +7,24 @@ import sys
 from official_bert import tokenization
 
 
+def _program():
+    return os.path.splitext(os.path.basename(sys.argv[0]))[0]
+
+
 def fail(message):
     """Prints `<program>: error: <message>` to stderr and exits with status 1 — no traceback."""
-    program = os.path.splitext(os.path.basename(sys.argv[0]))[0]
-    print(f"{program}: error: {message}", file=sys.stderr)
+    print(f"{_program()}: error: {message}", file=sys.stderr)
     sys.exit(1)
+
+
+def exit_interrupted(run):
+    """After Ctrl-C or SIGTERM: says at which step a training `run` (None before it began) stopped and whether a
+    checkpoint holds that step, then exits with status 130, as a shell does for Ctrl-C."""
+    where = f" at step {run.step}" if run else ""
+    saved = run and run.checkpoints.saved_step == run.step
+    print(f"{_program()}: interrupted{where}; "
+          + ("checkpoint saved: rerun the same command to resume" if saved else "nothing saved"), file=sys.stderr)
+    sys.exit(130)
 
 
 def raise_keyboard_interrupt(signum, frame):

@@ -20,7 +20,6 @@ import tensorflow as tf
 from absl import logging
 
 from official_bert import distribution
-from official_bert.checkpoints import load_checkpoint
 from official_bert.optimization import create_optimizer
 from official_bert.training.checkpointing import CheckpointSaver, TrainingCheckpoints, global_step
 from official_bert.training.monitor import TrainingMonitor, write_scalars
@@ -84,12 +83,7 @@ class FineTuningRun:
         model._distribute_strategy = None
         self.checkpoints = TrainingCheckpoints(model, optimizer, options.output_dir, strategy,
                                                max_to_keep=options.keep_checkpoint_max or None)
-        resumed = self.checkpoints.restore_latest()
-        if resumed:
-            logging.info("resuming from %s at step %d%s", resumed, self.step,
-                         " (--init_checkpoint is only for a new run: ignored)" if options.init_checkpoint else "")
-        elif options.init_checkpoint:
-            load_checkpoint(model, options.init_checkpoint, do_lower_case=do_lower_case)
+        self.checkpoints.restore_or_warm_start(options.init_checkpoint, do_lower_case)
 
     @property
     def step(self):

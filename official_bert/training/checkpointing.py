@@ -12,6 +12,7 @@ import tensorflow as tf
 from absl import logging
 
 from official_bert import distribution
+from official_bert.checkpoints import load_checkpoint
 from official_bert.checkpoints.native import MODEL_KEY
 from official_bert.training.options import TrainingError
 
@@ -37,6 +38,7 @@ class TrainingCheckpoints:
 
     def __init__(self, model, optimizer, output_dir, strategy, max_to_keep=5):
         self._checkpoint = tf.train.Checkpoint(**{MODEL_KEY: model}, optimizer=optimizer)
+        self._model = model
         self._optimizer = optimizer
         self._output_dir = output_dir
         self._strategy = strategy
@@ -62,6 +64,21 @@ class TrainingCheckpoints:
                 f"{str(e).strip().splitlines()[0]}") from None
         self.saved_step = global_step(self._optimizer)
         return path
+
+    def restore_or_warm_start(self, init_checkpoint=None, do_lower_case=None):
+        """Resumes from the newest checkpoint of output_dir; without one, loads `init_checkpoint`'s weights (any
+        format `load_checkpoint` reads), if given, into the model.
+
+        Args:
+            init_checkpoint: --init_checkpoint, only for a new run.
+            do_lower_case: checked against the init checkpoint's casing (a warning when they disagree).
+        """
+        resumed = self.restore_latest()
+        if resumed:
+            logging.info("resuming from %s at step %d%s", resumed, self.saved_step,
+                         " (--init_checkpoint is only for a new run: ignored)" if init_checkpoint else "")
+        elif init_checkpoint:
+            load_checkpoint(self._model, init_checkpoint, do_lower_case=do_lower_case)
 
     def save(self):
         """Saves the current state as ckpt-<step>; every worker must call it under multi_worker_mirrored."""

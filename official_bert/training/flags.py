@@ -1,8 +1,10 @@
 """The flags every training CLI shares: the original's TPU flags and the added device and precision flags."""
 
-from absl import flags
+from absl import flags, logging
 
 from official_bert import distribution
+
+FLAGS = flags.FLAGS
 
 
 def define_shared_flags():
@@ -24,3 +26,14 @@ def define_shared_flags():
     flags.DEFINE_bool("jit_compile", False, "Compile the training step with XLA (slower than plain TF on CPUs).")
     flags.DEFINE_integer("seed", 12345, "Random seed for initialization, dropout and the input order.")
     flags.DEFINE_integer("log_steps", 100, "Steps between progress lines and TensorBoard summaries.")
+
+
+def strategy_from_flags():
+    """The tf.distribute strategy the shared flags ask for (create it before any other TensorFlow op runs:
+    a multi-worker strategy must be first). Raises `distribution.DistributionError` on a bad setting."""
+    strategy = distribution.get_strategy(distribution.strategy_name(FLAGS.distribution_strategy, FLAGS.use_tpu),
+                                         FLAGS.tpu_name or FLAGS.master, FLAGS.tpu_zone, FLAGS.gcp_project)
+    if FLAGS.use_tpu and strategy.num_replicas_in_sync != FLAGS.num_tpu_cores:
+        logging.warning("--num_tpu_cores=%d, but the TPU has %d cores: using them all", FLAGS.num_tpu_cores,
+                        strategy.num_replicas_in_sync)
+    return strategy

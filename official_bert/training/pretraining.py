@@ -18,7 +18,6 @@ import tensorflow as tf
 from absl import logging
 
 from official_bert import distribution, input_pipeline
-from official_bert.checkpoints import load_checkpoint
 from official_bert.models.bert_pretrainer import BertPretrainer
 from official_bert.networks.bert_encoder import BertEncoder
 from official_bert.optimization import create_optimizer
@@ -86,12 +85,7 @@ class PretrainingRun:
         self._steps_per_execution = None
         self.checkpoints = TrainingCheckpoints(self.model, optimizer, options.output_dir, strategy,
                                                max_to_keep=options.keep_checkpoint_max or None)
-        resumed = self.checkpoints.restore_latest()
-        if resumed:
-            logging.info("resuming from %s at step %d%s", resumed, self.step,
-                         " (--init_checkpoint is only for a new run: ignored)" if options.init_checkpoint else "")
-        elif options.init_checkpoint:
-            load_checkpoint(self.model, options.init_checkpoint)
+        self.checkpoints.restore_or_warm_start(options.init_checkpoint)
 
     @property
     def step(self):
