@@ -1,10 +1,56 @@
-"""What every command-line tool shares: one-line errors, SIGTERM handling and the interrupted-run message, the
-original's casing check."""
+"""What every command-line tool shares: `run` (absl start-up, one-line errors, SIGTERM handling, exit codes), the
+interrupted-run message and the original's casing check.
+
+A tool reads top to bottom — flags, then `main()` — and ends with
+
+    if __name__ == "__main__":
+        cli.run(main, required_flags=["output_dir"])
+
+`main()` raises `official_bert.errors.Error` (or a subclass) for bad input; `run` prints it as one line and exits
+with status 1. A training tool calls `cli.watch(run)` once its run exists, so that Ctrl-C or `kill` reports the
+step it stopped at.
+"""
 
 import os
+import signal
 import sys
 
 from official_bert import tokenization
+from official_bert.errors import Error
+
+_watched = None
+
+
+def run(main, required_flags=()):
+    """Parses the flags and calls `main()`: stray positional arguments, an `Error`, Ctrl-C and SIGTERM each end
+    the tool with one line on stderr and a non-zero status (1, 1, 130, 130); success exits with 0.
+
+    Args:
+        main: the tool, called with no arguments once the flags are parsed.
+        required_flags: names of flags that must be given.
+    """
+    from absl import app, flags
+
+    def _main(argv):
+        if len(argv) > 1:
+            fail(f"unexpected arguments: {' '.join(argv[1:])}")
+        signal.signal(signal.SIGTERM, raise_keyboard_interrupt)
+        try:
+            main()
+        except Error as e:
+            fail(str(e))
+        except KeyboardInterrupt:
+            exit_interrupted(_watched)
+
+    flags.mark_flags_as_required(list(required_flags))
+    app.run(_main)
+
+
+def watch(training_run):
+    """Makes an interruption report `training_run`'s step and whether a checkpoint holds it; returns it."""
+    global _watched
+    _watched = training_run
+    return training_run
 
 
 def _program():

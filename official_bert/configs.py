@@ -5,6 +5,8 @@ import dataclasses
 import json
 import os
 
+from official_bert.errors import Error
+
 # hidden_act values accepted in a config, mapped to the function they mean. Google's configs say "gelu"
 # and mean the tanh approximation their code computes; Hugging Face configs say "gelu" and mean exact erf.
 # A config read from Hugging Face is therefore rewritten to "gelu_erf"; Google's stays "gelu" = tanh.
@@ -44,7 +46,7 @@ _PRESETS = {
 }
 
 
-class ConfigError(ValueError):
+class ConfigError(Error):
     """A BERT configuration that cannot describe a valid model."""
 
 

@@ -16,10 +16,12 @@ import tempfile
 import tensorflow as tf
 from absl import logging
 
+from official_bert.errors import Error
+
 STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
 
 
-class DistributionError(ValueError):
+class DistributionError(Error):
     """A strategy, cluster or batch size that cannot work; the message names the flag or variable."""
 
 

@@ -11,13 +11,14 @@ import numpy as np
 import tensorflow as tf
 
 from official_bert.checkpoints import CheckpointError, load_checkpoint
+from official_bert.errors import Error
 from official_bert.models.bert_pretrainer import BertPretrainer
 from official_bert.networks.bert_encoder import BertEncoder
 
 MASK = "[MASK]"
 
 
-class FillMaskError(ValueError):
+class FillMaskError(Error):
     """A text or vocabulary that cannot be filled in; the message says what is wrong."""
 
 

@@ -11,8 +11,10 @@ import collections
 import re
 import unicodedata
 
+from official_bert.errors import Error
 
-class VocabError(ValueError):
+
+class VocabError(Error):
     """A vocabulary file that cannot be used; the message names the file and line."""
 
 

@@ -14,12 +14,13 @@ import tensorflow as tf
 from absl import logging
 from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
 
+from official_bert.errors import Error
 from official_bert.text.basic_tokenizer import GraphBasicTokenizer
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 
-class CorpusError(ValueError):
+class CorpusError(Error):
     """Training input that cannot be used; the message names the file."""
 
 

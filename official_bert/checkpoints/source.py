@@ -5,8 +5,10 @@ from typing import Callable
 
 import numpy as np
 
+from official_bert.errors import Error
 
-class CheckpointError(ValueError):
+
+class CheckpointError(Error):
     """A checkpoint that cannot be read or does not fit the model; the message names the file and variable."""
 
 

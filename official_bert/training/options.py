@@ -2,11 +2,13 @@
 
 import dataclasses
 
+from official_bert.errors import Error
+
 MIXED_PRECISION_POLICIES = {"bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
 OPTIMIZERS = ("adamw", "lamb")
 
 
-class TrainingError(ValueError):
+class TrainingError(Error):
     """Settings or an output directory that cannot make a run; the message names the flag or file."""
 
 
