@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from official_bert.lr_schedules import WarmupPolynomialDecay
+from official_bert.optimization.lr_schedules import WarmupPolynomialDecay
 from official_bert.optimization import create_optimizer
-from official_bert.optimizers import AdamWeightDecay, Lamb
+from official_bert.optimization.optimizers import AdamWeightDecay, Lamb
 
 B1, B2, EPS, WD = 0.9, 0.999, 1e-6, 0.01
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -1,9 +1,8 @@
 """`create_optimizer`: BERT's optimizer with its warmup-then-decay schedule, from a few numbers."""
 
-from official_bert.lr_schedules import WarmupPolynomialDecay
-from official_bert.optimizers import AdamWeightDecay, Lamb
+from official_bert.optimization.lr_schedules import WarmupPolynomialDecay
+from official_bert.optimization.optimizers import AdamWeightDecay, Lamb
 
-__all__ = ["AdamWeightDecay", "Lamb", "WarmupPolynomialDecay", "create_optimizer"]
 
 _OPTIMIZERS = {"adamw": AdamWeightDecay, "lamb": Lamb}
 
