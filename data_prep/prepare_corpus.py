@@ -25,10 +25,12 @@ or not at all.
 import os
 import random
 import re
-import sys
 import tempfile
 
-from absl import app, flags, logging
+from absl import flags, logging
+
+from official_bert import cli
+from official_bert.errors import Error
 
 FLAGS = flags.FLAGS
 
@@ -67,8 +69,8 @@ _PASSAGE_SENTENCES = 3
 _MIN_PASSAGE_WORDS = 10  # drops "Thank you." and the like: nothing to classify
 
 
-class SourceError(Exception):
-    """The source folder is missing or not laid out like the package."""
+class SourceError(Error):
+    """The source folder is missing or not laid out like the package, or an output cannot be written."""
 
 
 def split_sentences(text):
@@ -183,8 +185,11 @@ def labelled_rows(addresses, per_label, rng):
 
 
 def write_atomically(path, text):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=os.path.basename(path) + ".")
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=os.path.basename(path) + ".")
+    except OSError as e:
+        raise SourceError(f"--output_dir: cannot write {path}: {e.strerror}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
@@ -221,27 +226,22 @@ def prepare(source_dir, output_dir, corpus_bytes=2_700_000, heldout_every=10, tr
     return counts
 
 
-def main(argv):
-    if len(argv) > 1:
-        _fail(f"unexpected arguments: {' '.join(argv[1:])}")
+def main():
     if FLAGS.heldout_every < 2 or min(FLAGS.corpus_bytes, FLAGS.train_per_label, FLAGS.dev_per_label) < 1:
-        _fail("--heldout_every must be at least 2; --corpus_bytes, --train_per_label, --dev_per_label at least 1")
-    try:
-        counts = prepare(FLAGS.source_dir, FLAGS.output_dir, FLAGS.corpus_bytes, FLAGS.heldout_every,
-                         FLAGS.train_per_label, FLAGS.dev_per_label, FLAGS.seed)
-    except SourceError as e:
-        _fail(str(e))
+        raise SourceError("--heldout_every must be at least 2; --corpus_bytes, --train_per_label, --dev_per_label "
+                          "at least 1")
+    counts = prepare(FLAGS.source_dir, FLAGS.output_dir, FLAGS.corpus_bytes, FLAGS.heldout_every,
+                     FLAGS.train_per_label, FLAGS.dev_per_label, FLAGS.seed)
     for relative, count in counts.items():
         path = os.path.join(FLAGS.output_dir, relative)
         unit = "addresses" if relative.endswith(".txt") else "rows"
         print(f"wrote {path}: {count} {unit}, {os.path.getsize(path):,} bytes")
 
 
-def _fail(message):
-    print(f"prepare_corpus: error: {message}", file=sys.stderr)
-    sys.exit(1)
+def run():
+    """The tool as a command (`python data_prep/prepare_corpus.py`, or the console script `bert-prepare-corpus`)."""
+    cli.run(main, required_flags=["source_dir"])
 
 
 if __name__ == "__main__":
-    flags.mark_flag_as_required("source_dir")
-    app.run(main)
+    run()

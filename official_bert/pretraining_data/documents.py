@@ -1,21 +1,17 @@
-"""Streams documents from text files and groups them into blocks that bound memory.
+"""Streams documents from text files, and groups them into blocks of work for the tokenizing workers.
 
 Input format (the original's): UTF-8 text, one sentence per line, a blank line between documents. Unlike
-the original, the end of a file also ends a document, so files can be concatenated in any order.
-
-A block is the unit of work of one worker and the pool that random "next" segments are drawn from. It
-closes after `PoolConfig.documents` documents or `PoolConfig.text_bytes` bytes of text (and at least two
-documents), so memory depends on the block size, never on the corpus. A small remainder at the end of the
-corpus joins the last block, so that no pool is much smaller than the others.
+the original, the end of a file also ends a document, so files can be concatenated in any order. Bytes that
+are not UTF-8 are dropped, as the original's `convert_to_unicode` does, and counted (`Utf8Decoder`), so that the
+run can say how many and where the first one was.
 """
 
 import dataclasses
-import glob
-import os
 
-import tensorflow as tf
-
+from official_bert.pretraining_data import files
 from official_bert.pretraining_data.errors import PretrainingDataError
+
+MAX_DOCUMENT_BYTES = 8 << 20
 
 
 @dataclasses.dataclass
@@ -41,11 +37,11 @@ class Document:
 
 @dataclasses.dataclass
 class Block:
-    """Documents processed together, with their position in the input stream (which seeds their randomness).
+    """Consecutive documents, tokenized together by one worker.
 
     Args:
         index: 0 for the first block of the input, 1 for the next, ...
-        documents: a list of `Document`, the pool of random next segments.
+        documents: a list of `Document`.
 
     Example:
     >>> len(Block(0, [Document("a.txt", 1, ["x"])]).documents)
@@ -56,27 +52,40 @@ class Block:
     documents: list
 
 
-@dataclasses.dataclass(frozen=True)
-class PoolConfig:
-    """Sizes of a block (= random-next pool) and of the largest document accepted.
-
-    Args:
-        documents: documents per block.
-        text_bytes: a block also closes once its text reaches this many bytes.
-        max_document_bytes: a longer document is an error (it usually means missing blank lines).
+class Utf8Decoder:
+    """Decodes lines as UTF-8, dropping the bytes that are not (the original's "ignore"), and counts them.
 
     Example:
-    >>> PoolConfig().documents
-    500
+    >>> decoder = Utf8Decoder()
+    >>> decoder.decode(b"caf\\xe9 au lait", "menu.txt", 7), decoder.decode(b"\\xff\\xfeok", "menu.txt", 9)
+    ('caf au lait', 'ok')
+    >>> decoder.warning()
+    'dropped 3 bytes that are not UTF-8, as the original does (the first on menu.txt:7)'
     """
 
-    documents: int = 500
-    text_bytes: int = 1 << 20
-    max_document_bytes: int = 8 << 20
+    def __init__(self):
+        self.bad_bytes = 0
+        self.first = ""
 
-    def __post_init__(self):
-        if self.documents < 2:
-            raise ValueError(f"PoolConfig.documents={self.documents}: random next segments need at least 2")
+    def decode(self, raw, path, line_number):
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = raw.decode("utf-8", "ignore")
+            self.bad_bytes += len(raw) - len(text.encode("utf-8"))
+            self.first = self.first or f"{path}:{line_number}"
+            return text
+
+    def warning(self):
+        """The end-of-run warning, or None when every byte was UTF-8."""
+        return utf8_warning(self.bad_bytes, self.first)
+
+
+def utf8_warning(bad_bytes, first):
+    """The warning for `bad_bytes` dropped bytes, the first on line `first` ("path:line"); None for none."""
+    if not bad_bytes:
+        return None
+    return f"dropped {bad_bytes:,} bytes that are not UTF-8, as the original does (the first on {first})"
 
 
 def expand_input_files(input_file):
@@ -88,12 +97,12 @@ def expand_input_files(input_file):
     official_bert.pretraining_data.errors.PretrainingDataError: --input_file: no file matches '/no/such/file.txt'
     """
     paths = []
-    for pattern in filter(None, (p.strip() for p in input_file.split(","))):
-        matches = sorted(tf.io.gfile.glob(pattern) if "://" in pattern else glob.glob(pattern))
+    for pattern in filter(None, (p.strip() for p in (input_file or "").split(","))):
+        matches = files.glob(pattern)
         if not matches:
             raise PretrainingDataError(f"--input_file: no file matches {pattern!r}")
         for path in matches:
-            if "://" not in path and os.path.isdir(path):
+            if files.isdir(path):
                 raise PretrainingDataError(f"--input_file: {path} is a directory, expected a text file")
         paths.extend(matches)
     if not paths:
@@ -101,18 +110,19 @@ def expand_input_files(input_file):
     return paths
 
 
-def read_documents(paths, max_document_bytes=PoolConfig.max_document_bytes):
-    """Yields the `Document`s of `paths` one at a time; raises PretrainingDataError at a non-UTF-8 line."""
+def read_documents(paths, max_document_bytes=MAX_DOCUMENT_BYTES, decoder=None):
+    """Yields the `Document`s of `paths` one at a time; bytes that are not UTF-8 are dropped and counted by
+    `decoder` (a `Utf8Decoder`)."""
+    decoder = decoder or Utf8Decoder()
     for path in paths:
         lines, first, size = [], 0, 0
-        with _open(path) as reader:
+        try:
+            reader = files.open_file(path)
+        except OSError as e:
+            raise PretrainingDataError(f"--input_file: cannot read {path}: {e.strerror}") from None
+        with reader:
             for line_number, raw in enumerate(reader, start=1):
-                try:
-                    line = raw.decode("utf-8").strip()
-                except UnicodeDecodeError as e:
-                    raise PretrainingDataError(
-                        f"{path}:{line_number}: not UTF-8 (byte 0x{raw[e.start]:02x} at byte {e.start + 1} of "
-                        "the line); convert the file to UTF-8, e.g. with iconv") from None
+                line = decoder.decode(raw, path, line_number).strip()
                 if line:
                     if not lines:
                         first = line_number
@@ -130,43 +140,20 @@ def read_documents(paths, max_document_bytes=PoolConfig.max_document_bytes):
             yield Document(path, first, lines, size)
 
 
-def iter_blocks(documents, config=PoolConfig(), require_two_documents=True):
-    """Groups `documents` into `Block`s; raises PretrainingDataError for a corpus without text.
-
-    Args:
-        documents: iterable of `Document`.
-        config: block sizes.
-        require_two_documents: fail on a one-document corpus (random next segments need another document).
+def iter_blocks(documents, max_documents=500, max_bytes=1 << 20):
+    """Groups `documents` into `Block`s of at most `max_documents` documents or about `max_bytes` of text.
 
     Example:
     >>> docs = [Document("a.txt", 3 * i + 1, ["x", "y"], 4) for i in range(9)]
-    >>> [len(b.documents) for b in iter_blocks(docs, PoolConfig(documents=4))]
-    [4, 5]
+    >>> [len(b.documents) for b in iter_blocks(docs, max_documents=4)]
+    [4, 4, 1]
     """
-    held, current, size, count, index = None, [], 0, 0, 0
+    current, size, index = [], 0, 0
     for document in documents:
         current.append(document)
         size += document.num_bytes
-        count += 1
-        if len(current) >= config.documents or (size >= config.text_bytes and len(current) >= 2):
-            if held is not None:
-                yield Block(index, held)
-                index += 1
-            held, current, size = current, [], 0
-    if count == 0:
-        raise PretrainingDataError("--input_file: the input files hold no text (every line is blank)")
-    if count == 1 and require_two_documents:
-        doc = current[0]
-        raise PretrainingDataError(
-            f"{doc.path}: the whole corpus is one document (no blank line between documents); random next "
-            "segments must come from another document: separate documents with a blank line, or pass --no_nsp")
-    if held is not None and current and len(current) < config.documents // 2 and size < config.text_bytes // 2:
-        held, current = held + current, []
-    for documents_ in (held, current):
-        if documents_:
-            yield Block(index, documents_)
-            index += 1
-
-
-def _open(path):
-    return tf.io.gfile.GFile(path, "rb") if "://" in path else open(path, "rb")
+        if len(current) >= max_documents or size >= max_bytes:
+            yield Block(index, current)
+            current, size, index = [], 0, index + 1
+    if current:
+        yield Block(index, current)

@@ -40,12 +40,14 @@ def create_segment_pairs(documents, document_index, max_num_tokens, short_seq_pr
 
     Sentences accumulate until they reach the target length (or the document ends); A takes the first
     randint(1, n − 1) of them; B is the rest with probability 0.5, otherwise (and always when the chunk
-    has one sentence) a run of sentences from a random other document starting at a random sentence,
+    has one sentence) a run of sentences from a uniformly random other document of the pool (never this one),
+    starting at a random sentence,
     in which case the unused sentences of the chunk are put back. The pair is then truncated to
     max_num_tokens.
 
     Args:
-        documents: the pool: a list of documents, each a list of sentences, each a non-empty list of ids.
+        documents: the pool, at least two documents: a sequence of documents, each a list of sentences, each a
+            non-empty list of ids (a `TokenStore` pool reads the drawn ones from disk).
         document_index: the document to cut.
         max_num_tokens: max_seq_length − 3.
         short_seq_prob: see `target_length`.
@@ -125,12 +127,11 @@ def _trim(tokens, excess, rng):
 
 
 def _random_segment(documents, document_index, target_b_length, rng):
-    # Ten tries to avoid the document itself, as the original: a pool of n documents repeats it with
-    # probability n**-10.
-    for _ in range(10):
-        random_index = rng.randint(0, len(documents) - 1)
-        if random_index != document_index:
-            break
+    # A uniformly random other document. The original drew up to ten times until it got another one, so with
+    # probability n**-10 it took its own document (every time, in a one-document corpus, which is refused here).
+    random_index = rng.randint(0, len(documents) - 2)
+    if random_index >= document_index:
+        random_index += 1
     random_document = documents[random_index]
     tokens_b = []
     for sentence in random_document[rng.randint(0, len(random_document) - 1):]:

@@ -60,7 +60,9 @@ class LineTokenizer:
             if len(self._cache) >= self._cache_size:
                 self._cache.clear()
             tokenizer = self._tokenizer
-            if chunk.isascii() and chunk.isprintable():
+            if tokenizer.basic_tokenizer.is_preserved(chunk):
+                tokens = [chunk]
+            elif chunk.isascii() and chunk.isprintable():
                 words = _ASCII_WORDS.findall(chunk.lower() if tokenizer.basic_tokenizer.do_lower_case else chunk)
                 tokens = [piece for word in words for piece in tokenizer.wordpiece_tokenizer.tokenize(word)]
             else:

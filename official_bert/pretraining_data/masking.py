@@ -26,6 +26,8 @@ class Masker:
         cls_id, sep_id, mask_id: ids of [CLS], [SEP], [MASK].
         is_continuation: sequence of bools indexed by id, true for pieces that continue a word ("##…");
             needed for whole-word masking.
+        random_ids: the ids random replacements are drawn from (default: all of range(vocab_size)); a
+            vocabulary that lists a token twice leaves out the ids of its earlier lines, as the original does.
 
     Example:
     >>> import random
@@ -37,11 +39,12 @@ class Masker:
     ([2, 5, 6, 4, 3, 4, 4, 4, 3], [3, 5, 6, 7], [7, 8, 9, 5])
     """
 
-    def __init__(self, options, vocab_size, cls_id, sep_id, mask_id, is_continuation=None):
+    def __init__(self, options, vocab_size, cls_id, sep_id, mask_id, is_continuation=None, random_ids=None):
         if options.do_whole_word_mask and is_continuation is None:
             raise ValueError("whole-word masking needs is_continuation")
         self._options = options
-        self._vocab_size = vocab_size
+        self._random_ids = random_ids
+        self._num_random = vocab_size if random_ids is None else len(random_ids)
         self._cls_id, self._sep_id, self._mask_id = cls_id, sep_id, mask_id
         self._is_continuation = is_continuation
         self._maskable = [True] * vocab_size
@@ -70,7 +73,9 @@ class Masker:
             if r < self._mask_below:
                 output[i] = self._mask_id
             elif r >= self._keep_below:
-                output[i] = int(random() * self._vocab_size)
+                output[i] = int(random() * self._num_random)
+                if self._random_ids is not None:
+                    output[i] = self._random_ids[output[i]]
         return output, positions, [ids[i] for i in positions]
 
     def _words(self, ids):

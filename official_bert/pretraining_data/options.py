@@ -22,8 +22,8 @@ class PretrainingOptions:
 
     Args:
         max_seq_length: tokens per example, [CLS] and [SEP] included (T).
-        max_predictions_per_seq: masked positions stored per example (P); must hold what
-            `masked_lm_prob` asks of a full-length sequence, because the original silently capped it.
+        max_predictions_per_seq: masked positions stored per example (P). Below what `masked_lm_prob`
+            asks of a full-length sequence, it caps the masking, as in the original (`prediction_cap_warning`).
         dupe_factor: passes over each document, each with fresh random cuts and masks.
         masked_lm_prob: share of tokens to predict.
         short_seq_prob: chance that a document's target length is drawn from randint(2, max) instead of max.
@@ -38,10 +38,8 @@ class PretrainingOptions:
     Example:
     >>> PretrainingOptions().max_num_tokens
     125
-    >>> PretrainingOptions(max_seq_length=512)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    official_bert.pretraining_data.errors.PretrainingDataError: max_predictions_per_seq=20 is smaller than ...
+    >>> PretrainingOptions(max_seq_length=512).prediction_cap_warning()  # doctest: +ELLIPSIS
+    'max_predictions_per_seq=20 is below the 77 predictions that masked_lm_prob=0.15 asks of a 512-token ...'
     """
 
     max_seq_length: int = 128
@@ -69,11 +67,18 @@ class PretrainingOptions:
                f"max_ngram_size={self.max_ngram_size}: expected at least 1")
         _check((self.max_ngram_size or 1) == 1 or self.do_whole_word_mask,
                f"max_ngram_size={self.max_ngram_size} masks runs of whole words: also pass --do_whole_word_mask")
+        _check(self.max_predictions_per_seq >= 1,
+               f"max_predictions_per_seq={self.max_predictions_per_seq}: expected at least 1")
+
+    def prediction_cap_warning(self):
+        """A warning when max_predictions_per_seq caps what masked_lm_prob asks of a full sequence, else None."""
         needed = max(1, round(self.max_seq_length * self.masked_lm_prob))
-        _check(self.max_predictions_per_seq >= needed,
-               f"max_predictions_per_seq={self.max_predictions_per_seq} is smaller than the {needed} predictions "
-               f"that masked_lm_prob={self.masked_lm_prob} asks of a {self.max_seq_length}-token sequence; "
-               f"pass --max_predictions_per_seq={needed} (or more)")
+        if self.max_predictions_per_seq >= needed:
+            return None
+        return (f"max_predictions_per_seq={self.max_predictions_per_seq} is below the {needed} predictions that "
+                f"masked_lm_prob={self.masked_lm_prob} asks of a {self.max_seq_length}-token sequence: longer "
+                f"sequences get {self.max_predictions_per_seq} masked positions, as in the original; pass "
+                f"--max_predictions_per_seq={needed} to mask {self.masked_lm_prob:.0%} of every sequence")
 
     @property
     def max_num_tokens(self):

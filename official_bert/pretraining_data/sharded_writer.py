@@ -1,9 +1,9 @@
 """TFRecord files written round-robin under temporary names, renamed only when the run completes."""
 
+import gzip
 import os
 
-import tensorflow as tf
-
+from official_bert.pretraining_data import files
 from official_bert.pretraining_data.errors import PretrainingDataError
 
 
@@ -15,7 +15,7 @@ def output_paths(output_file, num_output_shards=1):
     >>> output_paths("out/train.tfrecord", 2)
     ['out/train.tfrecord-00000-of-00002', 'out/train.tfrecord-00001-of-00002']
     """
-    paths = [p.strip() for p in output_file.split(",") if p.strip()]
+    paths = [p.strip() for p in (output_file or "").split(",") if p.strip()]
     if not paths:
         raise PretrainingDataError("--output_file: no output file given")
     if num_output_shards < 1:
@@ -30,14 +30,18 @@ def output_paths(output_file, num_output_shards=1):
     return paths
 
 
-def _temporary_path(path):
-    # Hidden and suffixed: globs such as out/*.tfrecord never pick up an unfinished file.
+def temporary_path(path):
+    """Hidden and suffixed: globs such as out/*.tfrecord never pick up an unfinished file.
+
+    >>> temporary_path("out/train.tfrecord").startswith("out/.train.tfrecord.incomplete-")
+    True
+    """
     head, tail = os.path.split(path)
     return os.path.join(head, f".{tail}.incomplete-{os.getpid()}")
 
 
 class ShardedRecordWriter:
-    """Writes records to `paths` in turn; on success renames them into place, on error deletes them.
+    """Writes TFRecord-framed records to `paths` in turn; on success renames them into place, on error deletes them.
 
     Args:
         paths: the final file names (their directories are created).
@@ -45,48 +49,69 @@ class ShardedRecordWriter:
 
     Example:
     >>> import os, tempfile
+    >>> from official_bert.pretraining_data import tfrecord
     >>> out = tempfile.mkdtemp()
     >>> with ShardedRecordWriter([os.path.join(out, "a"), os.path.join(out, "b")]) as writer:
     ...     for record in (b"1", b"2", b"3"):
-    ...         writer.write(record)
+    ...         writer.write(tfrecord.frame([record]))
     >>> sorted(os.listdir(out)), writer.counts
     (['a', 'b'], [2, 1])
     """
 
     def __init__(self, paths, gzip_compress=False):
         self._paths = list(paths)
-        self._options = "GZIP" if gzip_compress else ""
-        self._writers = []
+        self._gzip = gzip_compress
+        self._files = []  # what records are written to: the raw files, or gzip streams over them
+        self._raw = []
         self._next = 0
         self.counts = [0] * len(self._paths)
 
     def __enter__(self):
+        path = self._paths[0]
         try:
             for path in self._paths:
                 directory = os.path.dirname(path)
                 if directory:
-                    tf.io.gfile.makedirs(directory)
-                self._writers.append(tf.io.TFRecordWriter(_temporary_path(path), self._options))
-        except (OSError, tf.errors.OpError) as e:
+                    files.makedirs(directory)
+                raw = files.open_file(temporary_path(path), "wb")
+                self._raw.append(raw)
+                # No name and no time in the gzip header: the bytes depend on the records alone.
+                self._files.append(gzip.GzipFile(filename="", mode="wb", compresslevel=6, fileobj=raw, mtime=0)
+                                   if self._gzip else raw)
+        except Exception as e:
             self._discard()
-            raise PretrainingDataError(f"--output_file: cannot write {path}: {e}") from None
+            raise files.write_error(path, e) from None
         return self
 
-    def write(self, record):
-        self._writers[self._next].write(record)
+    def write(self, framed_record):
+        """Appends one record, already framed (`tfrecord.frame`)."""
+        try:
+            self._files[self._next].write(bytes(framed_record))  # tf.io.gfile takes no memoryview
+        except Exception as e:
+            raise files.write_error(self._paths[self._next], e) from None
         self.counts[self._next] += 1
-        self._next = (self._next + 1) % len(self._writers)
+        self._next = (self._next + 1) % len(self._files)
 
     def __exit__(self, exc_type, exc, traceback):
         if exc_type is not None:
             self._discard()
             return
-        for writer in self._writers:
-            writer.close()
-        for path in self._paths:
-            tf.io.gfile.rename(_temporary_path(path), path, overwrite=True)
+        path = self._paths[0]
+        try:
+            for file in self._files + self._raw:
+                file.close()  # a GzipFile leaves the file it writes to open
+            for path in self._paths:
+                files.rename(temporary_path(path), path)
+        except Exception as e:
+            self._discard()
+            raise files.write_error(path, e) from None
 
     def _discard(self):
-        for writer, path in zip(self._writers, self._paths):
-            writer.close()
-            tf.io.gfile.remove(_temporary_path(path))
+        for file in self._files + self._raw:
+            try:
+                file.close()
+            except Exception:  # the disk that failed a write may fail the flush too: the file goes anyway
+                pass
+        for path in self._paths:
+            files.remove(temporary_path(path))
+

@@ -2,6 +2,8 @@
 
 import dataclasses
 
+from official_bert.pretraining_data.documents import utf8_warning
+
 
 @dataclasses.dataclass
 class RunStats:
@@ -23,12 +25,23 @@ class RunStats:
     random_next: int = 0
     tokens: int = 0
     masked: int = 0
+    dropped_bytes: int = 0
+    first_dropped: str = ""
 
     def add(self, other):
         for field in dataclasses.fields(self):
             if field.type is int:
                 setattr(self, field.name, getattr(self, field.name) + getattr(other, field.name))
         self.first_long_sentence = self.first_long_sentence or other.first_long_sentence
+        self.first_dropped = self.first_dropped or other.first_dropped
+
+    def warnings(self):
+        """Lines for the end-of-run warnings: input that was changed to be usable.
+
+        >>> RunStats(dropped_bytes=3, first_dropped="a.txt:7").warnings()
+        ['dropped 3 bytes that are not UTF-8, as the original does (the first on a.txt:7)']
+        """
+        return [w for w in (utf8_warning(self.dropped_bytes, self.first_dropped),) if w]
 
     def summary(self, max_num_tokens, no_nsp=False):
         """Lines for the end-of-run log."""

@@ -1,11 +1,13 @@
 """data_prep/create_pretraining_data.py and inspect_pretraining_data.py as a user runs them.
 
-Each bad input of issue 4 ends with exit status 1, a one-line message naming the flag, file or line,
-no traceback and no output file; the documented handlings (one-sentence documents, over-long
-sentences) succeed and say so in the summary. Ctrl-C leaves no file behind.
+Each bad input ends with exit status 1, a one-line message naming the flag, file or line, no traceback and
+no output file, before any work for a bad output location; the documented handlings (one-sentence documents,
+over-long sentences, non-UTF-8 bytes, a max_predictions_per_seq that caps the masking) succeed and say so.
+Ctrl-C, a failed write or SIGKILL leave no file and no process behind.
 """
 
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -16,7 +18,7 @@ import tensorflow as tf
 
 from tests.pretraining_data_corpus import real_vocab_file, write_corpus
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 CREATE = os.path.join(REPO, "data_prep", "create_pretraining_data.py")
 INSPECT = os.path.join(REPO, "data_prep", "inspect_pretraining_data.py")
 
@@ -93,19 +95,20 @@ def test_v2_names_gzip_shards_and_whole_word_masking(tmp_path, corpus):
     ("missing file", ["--input_file=nowhere/*.txt"], "--input_file: no file matches 'nowhere/*.txt'"),
     ("empty corpus", ["--input_file=empty.txt"], "--input_file: the input files hold no text"),
     ("no document break", ["--input_file=one_document.txt"], "one_document.txt: the whole corpus is one document"),
-    ("non-UTF-8 bytes", ["--input_file=latin1.txt"], "latin1.txt:4: not UTF-8 (byte 0xe9"),
     ("unknown vocab file", ["--vocab_file=missing_vocab.txt"], "missing_vocab.txt: vocabulary file not found"),
     ("unknown SentencePiece model", ["--vocab_file=", "--spm_model_file=missing.model"],
      "missing.model: SentencePiece model file not found"),
-    ("too few predictions", ["--max_seq_length=512"],
-     "max_predictions_per_seq=10 is smaller than the 77 predictions that masked_lm_prob=0.15 asks"),
+    ("output is a directory", ["--output_file=."], "--output_file: . is a directory; expected a file name"),
+    ("output under a file", ["--output_file=empty.txt/out.tfrecord"],
+     "--output_file: cannot write empty.txt/out.tfrecord: "),
+    ("read-only directory", ["--output_file=/sys/out.tfrecord"],
+     "--output_file: cannot write /sys/out.tfrecord: the directory /sys is not writable"),
     ("n-grams without whole words", ["--max_ngram_size=3"],
      "max_ngram_size=3 masks runs of whole words: also pass --do_whole_word_mask"),
 ])
 def test_bad_input_is_a_clear_error(tmp_path, corpus, case, flags, message):
     (tmp_path / "empty.txt").write_text("\n\n   \n")
     (tmp_path / "one_document.txt").write_text("".join(f"Sentence number {i}.\n" for i in range(50)))
-    (tmp_path / "latin1.txt").write_bytes("Fine.\n\nAlso fine.\nCaf\xe9.\n".encode("latin-1"))
     defaults = {"--input_file": corpus, "--output_file": "out.tfrecord", "--vocab_file": real_vocab_file(),
                 "--max_seq_length": "64", "--max_predictions_per_seq": "10"}
     defaults.update(flag.split("=", 1) for flag in flags)
@@ -137,18 +140,113 @@ def test_interrupted_run_leaves_no_output(tmp_path):
         # A non-interactive shell starts background jobs with SIGINT ignored, and children inherit that (a suite
         # run as `make test &` would see the signal ignored): give the tool Ctrl-C's default, which is tested.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    for line in process.stderr:  # wait until it is writing
+    for line in process.stderr:  # wait until it is working
         if "reading 1 input files" in line:
             break
-    # The whole run takes about 15 s on a quiet machine, a block of 500 documents a fraction of one: interrupt
-    # as soon as both outputs are being written.
-    deadline = time.time() + 30
-    while time.time() < deadline and len(os.listdir(tmp_path / "out") if (tmp_path / "out").exists() else []) < 2:
+    # Temporary files have no name, and the outputs' temporary names appear only in the last pass: interrupt
+    # once the workers are busy.
+    deadline = time.time() + 60
+    while len(_children(process.pid)) < 2 and time.time() < deadline:
         time.sleep(0.05)
-    names = os.listdir(tmp_path / "out")
-    assert len(names) == 2 and all(n.startswith(".") and ".incomplete-" in n for n in names)
+    time.sleep(1)
     process.send_signal(signal.SIGINT)
     rest = process.stderr.read()
     assert process.wait(timeout=120) == 130, rest
     assert "interrupted; no output file was written" in rest and "Traceback" not in rest
     assert os.listdir(tmp_path / "out") == []
+
+
+def test_non_utf8_bytes_are_dropped_with_a_warning(tmp_path, corpus):
+    (tmp_path / "latin1.txt").write_bytes(open(corpus, "rb").read() + "Caf\xe9 \xff.\n".encode("latin-1"))
+    result = run(CREATE, "--input_file=latin1.txt", "--output_file=out.tfrecord", f"--vocab_file={real_vocab_file()}",
+                 *COMMON, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    line = sum(1 for _ in open(corpus)) + 1
+    assert f"dropped 2 bytes that are not UTF-8, as the original does (the first on latin1.txt:{line})" in result.stderr
+
+
+def test_max_predictions_per_seq_caps_the_masking_as_the_original(tmp_path, corpus):
+    result = run(CREATE, f"--input_file={corpus}", "--output_file=out.tfrecord", f"--vocab_file={real_vocab_file()}",
+                 "--max_seq_length=128", "--max_predictions_per_seq=5", "--dupe_factor=1", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "max_predictions_per_seq=5 is below the 19 predictions that masked_lm_prob=0.15 asks" in result.stderr
+    records = [r for r in tf.data.TFRecordDataset(str(tmp_path / "out.tfrecord"))]
+    weights = [tf.io.parse_single_example(r, {"masked_lm_weights": tf.io.FixedLenFeature([5], tf.float32)})
+               for r in records]
+    counts = [int(w["masked_lm_weights"].numpy().sum()) for w in weights]
+    assert max(counts) == 5 and counts.count(5) > 0.9 * len(counts)
+
+
+def test_preserve_unused_tokens_keeps_them_whole(tmp_path):
+    vocab = open(real_vocab_file(), encoding="utf-8").read().splitlines()
+    unused = vocab.index("[unused7]")
+    (tmp_path / "c.txt").write_text("".join(f"The [unused7] city {i}.\nA river [unused7].\n\n" for i in range(20)))
+    ids = {}
+    for flag in ("--preserve_unused_tokens", "--nopreserve_unused_tokens"):
+        result = run(CREATE, "--input_file=c.txt", f"--output_file={flag}.tfrecord",
+                     f"--vocab_file={real_vocab_file()}", "--max_seq_length=64", "--max_predictions_per_seq=10", "--dupe_factor=1",
+                     "--masked_lm_prob=0.01", flag, cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        ids[flag] = {int(i) for r in read_all([tmp_path / f"{flag}.tfrecord"]) for i in r["input_ids"].numpy()}
+    assert unused in ids["--preserve_unused_tokens"] and unused not in ids["--nopreserve_unused_tokens"]
+    assert vocab.index("[") in ids["--nopreserve_unused_tokens"]
+
+
+def test_a_write_failure_midway_is_one_line_and_leaves_nothing(tmp_path, corpus):
+    """Files larger than 200 kB fail with EFBIG, like a disk that fills up during the run."""
+    def small_files():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
+
+    result = subprocess.run([sys.executable, CREATE, f"--input_file={corpus}", "--output_file=out/a.tfrecord",
+                             f"--vocab_file={real_vocab_file()}", "--dupe_factor=20", "--max_seq_length=64",
+                             "--max_predictions_per_seq=10"], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=300, preexec_fn=small_files)
+    assert result.returncode == 1, result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("create_pretraining_data: error: ") and "File too large" in last, result.stderr
+    assert "Traceback" not in result.stderr and os.listdir(tmp_path / "out") == []
+
+
+def _children(pid):
+    try:
+        return [int(c) for t in os.listdir(f"/proc/{pid}/task")
+                for c in open(f"/proc/{pid}/task/{t}/children").read().split()]
+    except OSError:
+        return []
+
+
+def test_workers_die_with_a_killed_parent(tmp_path):
+    big = write_corpus(str(tmp_path / "big.txt"), num_documents=20000, seed=2)
+    process = subprocess.Popen([sys.executable, CREATE, f"--input_file={big}", "--output_file=out.tfrecord",
+                                f"--vocab_file={real_vocab_file()}", "--dupe_factor=20", "--num_workers=2"],
+                               cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    for line in process.stderr:  # wait until it is working
+        if "reading 1 input files" in line:
+            break
+    deadline = time.time() + 60
+    while len(workers := _children(process.pid)) < 2 and time.time() < deadline:
+        time.sleep(0.05)
+    assert len(workers) == 2
+    time.sleep(1)
+    process.kill()
+    process.wait(timeout=30)
+    deadline = time.time() + 5
+    while any(os.path.exists(f"/proc/{pid}") and open(f"/proc/{pid}/stat").read().split()[2] != "Z"
+              for pid in workers) and time.time() < deadline:
+        time.sleep(0.1)
+    alive = [pid for pid in workers if os.path.exists(f"/proc/{pid}")
+             and open(f"/proc/{pid}/stat").read().split()[2] != "Z"]
+    for pid in alive:  # leave no process behind, even when the test fails
+        os.kill(pid, signal.SIGKILL)
+    assert alive == []
+    process.stderr.read()  # the pipe closes: no worker holds it open
+    assert os.listdir(tmp_path) == ["big.txt"]  # the temporary files had no name: nothing is left
+
+
+def test_inspecting_an_empty_file_says_so(tmp_path):
+    (tmp_path / "empty.tfrecord").write_bytes(b"")
+    result = run(INSPECT, "--input_file=empty.tfrecord", f"--vocab_file={real_vocab_file()}", cwd=tmp_path)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        "inspect_pretraining_data: error: --input_file: empty.tfrecord: no records (empty files)")

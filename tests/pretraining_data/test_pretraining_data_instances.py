@@ -1,4 +1,4 @@
-"""Segment-pair rules of SPEC §3 (create_instances_from_document, truncate_seq_pair).
+"""The original's segment-pair rules (create_instances_from_document, truncate_seq_pair).
 
 Every token id encodes where it came from (document, sentence, position), so each pair can be traced
 back to the corpus. Tolerances are 5 standard deviations of the binomial or of the chi-square statistic.

@@ -1,4 +1,4 @@
-"""Masked-LM rules of SPEC §3 (create_masked_lm_predictions), checked on synthetic id sequences.
+"""The original's masked-LM rules (create_masked_lm_predictions), checked on synthetic id sequences.
 
 Tolerances are 5 standard deviations of the binomial (or of the chi-square statistic), so a correct
 implementation fails about once in 3 million runs; every test uses a fixed seed anyway.
@@ -194,7 +194,7 @@ def test_ngram_masking_masks_runs_of_whole_words():
 
 
 @pytest.mark.parametrize("options, message", [
-    (dict(max_seq_length=512), "max_predictions_per_seq=20 is smaller than the 77 predictions"),
+    (dict(max_predictions_per_seq=0), "max_predictions_per_seq=0: expected at least 1"),
     (dict(max_ngram_size=3), "also pass --do_whole_word_mask"),
     (dict(masked_lm_prob=0.0), "masked_lm_prob=0.0: expected a value in (0, 1]"),
     (dict(short_seq_prob=1.5), "short_seq_prob=1.5: expected a probability"),
@@ -205,3 +205,14 @@ def test_ngram_masking_masks_runs_of_whole_words():
 def test_invalid_options_name_the_flag(options, message):
     with pytest.raises(PretrainingDataError, match=message.replace("(", r"\(").replace("]", r"\]")):
         PretrainingOptions(**options)
+
+
+def test_few_predictions_cap_the_masking_as_the_original_with_a_warning():
+    """The original refused nothing: num_to_predict = min(max_predictions_per_seq, ...) capped each sequence."""
+    options = PretrainingOptions(max_seq_length=512, max_predictions_per_seq=20)
+    assert "max_predictions_per_seq=20 is below the 77 predictions" in options.prediction_cap_warning()
+    assert PretrainingOptions(max_seq_length=128, max_predictions_per_seq=20).prediction_cap_warning() is None
+    masker = Masker(options, vocab_size=100, cls_id=2, sep_id=3, mask_id=4)
+    ids = [2] + [random.Random(0).randrange(5, 100) for _ in range(510)] + [3]
+    _, positions, _ = masker(ids, random.Random(1))
+    assert len(positions) == 20

@@ -1,6 +1,5 @@
-"""Streaming, blocks, parallel determinism, output files and input errors of the pretraining-data pipeline."""
+"""Streaming, parallel determinism, temporary files, output files and input errors of the pretraining-data pipeline."""
 
-import math
 import os
 
 import numpy as np
@@ -9,12 +8,10 @@ import tensorflow as tf
 
 from official_bert import pretraining_data as ptd
 from official_bert.pretraining_data import inspection
-from official_bert.pretraining_data.block_processor import continuation_flags
+from official_bert.pretraining_data import continuation_flags, tokens_by_id
 from official_bert.pretraining_data.parallel import OrderedWorkers
 from official_bert.tokenization import FullTokenizer
 from tests.pretraining_data_corpus import real_vocab_file, write_corpus
-
-SIGMAS = 5
 
 
 @pytest.fixture(scope="module")
@@ -28,11 +25,11 @@ def corpus(tmp_path_factory):
 
 
 def run(tmp_path, tokenizer, inputs, num_workers=1, seed=12345, outputs=("a.tfrecord", "b.tfrecord"),
-        pool=ptd.PoolConfig(documents=40), gzip_compress=False, **options):
-    processor = ptd.BlockProcessor(tokenizer, ptd.PretrainingOptions(**{"dupe_factor": 2, **options}), seed)
+        chunk_values=4000, gzip_compress=False, **options):
+    generator = ptd.InstanceGenerator(tokenizer, ptd.PretrainingOptions(**{"dupe_factor": 2, **options}), seed)
     paths = [str(tmp_path / name) for name in outputs]
-    stats = ptd.create_pretraining_data(inputs, paths, processor, num_workers=num_workers,
-                                        gzip_compress=gzip_compress, pool=pool)
+    stats = ptd.create_pretraining_data(inputs, paths, generator, num_workers=num_workers,
+                                        gzip_compress=gzip_compress, chunk_values=chunk_values)
     return stats, paths
 
 
@@ -50,9 +47,9 @@ def test_same_output_for_any_number_of_workers(tmp_path, tokenizer, corpus):
 
 def test_urls_work_like_paths(tmp_path, tokenizer, corpus):
     """Input and output go through tf.io.gfile for scheme://paths (e.g. gs://); file:// stands in for them here."""
-    processor = ptd.BlockProcessor(tokenizer, ptd.PretrainingOptions(dupe_factor=1))
+    generator = ptd.InstanceGenerator(tokenizer, ptd.PretrainingOptions(dupe_factor=1))
     inputs = ptd.expand_input_files(f"file://{os.path.dirname(corpus)}/*.txt")
-    stats = ptd.create_pretraining_data(inputs, [f"file://{tmp_path}/sub/out"], processor)
+    stats = ptd.create_pretraining_data(inputs, [f"file://{tmp_path}/sub/out"], generator)
     assert os.listdir(tmp_path / "sub") == ["out"]
     assert sum(1 for _ in tf.data.TFRecordDataset(str(tmp_path / "sub" / "out"))) == stats.instances > 0
 
@@ -76,25 +73,29 @@ def test_outputs_are_round_robin_and_complete(tmp_path, tokenizer, corpus):
     assert sum(int(e.sum()) for e in examples) == stats.masked
 
 
-def statistics(instances):
-    random_next = [i for i in instances if i.is_random_next]
-    b_lengths = np.array([len(i.input_ids) - i.segment_a_length - 1 for i in random_next])
-    lengths = np.array([len(i.input_ids) for i in instances])
-    return len(random_next) / len(instances), len(instances), b_lengths, lengths
+def test_records_are_those_tensorflow_writes(tmp_path, tokenizer, corpus):
+    """The TFRecord framing (length, checksums) is written without TensorFlow: the bytes equal TF's writer's."""
+    _, paths = run(tmp_path, tokenizer, [corpus], outputs=("o",))
+    records = [r.numpy() for r in tf.data.TFRecordDataset(paths[0])]
+    with tf.io.TFRecordWriter(str(tmp_path / "tf")) as writer:
+        for record in records:
+            writer.write(record)
+    assert len(records) > 1000 and open(paths[0], "rb").read() == open(tmp_path / "tf", "rb").read()
 
 
-def test_random_next_pool_has_the_statistics_of_the_whole_corpus(tokenizer, corpus):
-    """Blocks of 20 documents against one block holding the whole corpus (the original's pool)."""
-    results = []
-    for pool_documents in (20, 1000):
-        processor = ptd.BlockProcessor(tokenizer, ptd.PretrainingOptions(dupe_factor=4))
-        blocks = ptd.iter_blocks(ptd.read_documents([corpus]), ptd.PoolConfig(documents=pool_documents))
-        results.append(statistics([i for b in blocks for i in processor.instances(b)[0]]))
-    (p1, n1, b1, len1), (p2, n2, b2, len2) = results
-    p = (p1 * n1 + p2 * n2) / (n1 + n2)
-    assert abs(p1 - p2) <= SIGMAS * math.sqrt(p * (1 - p) * (1 / n1 + 1 / n2))
-    for x, y in ((b1, b2), (len1, len2)):
-        assert abs(x.mean() - y.mean()) <= SIGMAS * math.sqrt(x.var() / len(x) + y.var() / len(y))
+def test_no_temporary_file_is_ever_visible(tmp_path, tokenizer, corpus, monkeypatch):
+    """The token store and shuffle buckets have no name: a listing during the run shows only the outputs' own
+    temporary names, and an error leaves nothing."""
+    seen = set()
+    real_add = ptd.pipeline.BucketShuffle.add
+
+    def add(self, buckets):
+        seen.update(os.listdir(tmp_path))
+        return real_add(self, buckets)
+
+    monkeypatch.setattr(ptd.pipeline.BucketShuffle, "add", add)
+    run(tmp_path, tokenizer, [corpus], outputs=("o",))
+    assert seen == set() and os.listdir(tmp_path) == ["o"]
 
 
 def write(path, text, mode="w"):
@@ -112,10 +113,12 @@ def test_documents_are_separated_by_blank_lines_and_by_the_end_of_a_file(tmp_pat
         ("2.txt", 3, ["last one", "end"])]
 
 
-def test_non_utf8_names_the_file_and_line(tmp_path):
-    path = write(tmp_path / "latin1.txt", "fine\n\ncaf\xe9 au lait\n".encode("latin-1"), "wb")
-    with pytest.raises(ptd.PretrainingDataError, match=r"latin1.txt:3: not UTF-8 \(byte 0xe9 at byte 4"):
-        list(ptd.read_documents([path]))
+def test_non_utf8_bytes_are_dropped_and_counted_as_the_original_drops_them(tmp_path):
+    path = write(tmp_path / "latin1.txt", "fine\n\ncaf\xe9 au lait\n\xff\xfeok\n".encode("latin-1"), "wb")
+    decoder = ptd.Utf8Decoder()
+    documents = list(ptd.read_documents([path], decoder=decoder))
+    assert [d.lines for d in documents] == [["fine"], ["caf au lait", "ok"]]
+    assert decoder.warning() == f"dropped 3 bytes that are not UTF-8, as the original does (the first on {path}:3)"
 
 
 def test_a_document_without_end_is_an_error_not_unbounded_memory(tmp_path):
@@ -124,14 +127,11 @@ def test_a_document_without_end_is_an_error_not_unbounded_memory(tmp_path):
         list(ptd.read_documents([path], max_document_bytes=500))
 
 
-def test_blocks_close_on_documents_or_bytes_and_a_small_tail_joins_the_last(tmp_path):
+def test_blocks_close_on_documents_or_bytes(tmp_path):
     doc = ptd.Document("f", 1, ["x"], 100)
-    sizes = lambda n, config: [len(b.documents) for b in ptd.iter_blocks([doc] * n, config)]  # noqa: E731
-    assert sizes(10, ptd.PoolConfig(documents=4)) == [4, 4, 2]  # a tail of 2 is not under half a block: stays
-    assert sizes(9, ptd.PoolConfig(documents=4)) == [4, 5]  # a tail of 1 joins the last block
-    assert sizes(11, ptd.PoolConfig(documents=4)) == [4, 4, 3]
-    assert sizes(7, ptd.PoolConfig(documents=100, text_bytes=250)) == [3, 4]  # 300 bytes close a block
-    assert [b.index for b in ptd.iter_blocks([doc] * 11, ptd.PoolConfig(documents=4))] == [0, 1, 2]
+    assert [len(b.documents) for b in ptd.iter_blocks([doc] * 10, max_documents=4)] == [4, 4, 2]
+    assert [len(b.documents) for b in ptd.iter_blocks([doc] * 7, max_bytes=250)] == [3, 3, 1]
+    assert [b.index for b in ptd.iter_blocks([doc] * 11, max_documents=4)] == [0, 1, 2]
 
 
 @pytest.mark.parametrize("text, message", [
@@ -153,17 +153,32 @@ def test_one_document_is_fine_without_nsp(tmp_path, tokenizer):
 
 
 def test_failure_midway_leaves_no_file(tmp_path, tokenizer, corpus):
-    broken = write(tmp_path / "broken.txt", b"ok\n\n\xff\xfe\n", "wb")
+    endless = write(tmp_path / "endless.txt", "a sentence\n" * 800_000)  # 8.8 MB without a blank line
     os.makedirs(tmp_path / "out")
-    with pytest.raises(ptd.PretrainingDataError, match="broken.txt:3: not UTF-8"):
-        run(tmp_path / "out", tokenizer, [corpus, broken], pool=ptd.PoolConfig(documents=10))
+    with pytest.raises(ptd.PretrainingDataError, match="endless.txt:1: the document starting here runs past"):
+        run(tmp_path / "out", tokenizer, [corpus, endless], num_workers=2)
     assert os.listdir(tmp_path / "out") == []
+
+
+def test_a_vocabulary_that_lists_a_token_twice_gives_the_originals_ids(tmp_path, corpus):
+    """The original's load_vocab: the last line's id. Random replacements come from the distinct tokens."""
+    lines = open(real_vocab_file(), encoding="utf-8").read().splitlines()
+    vocab = write(tmp_path / "vocab.txt", "\n".join(lines + ["the", "city"]) + "\n")
+    tokenizer = FullTokenizer(vocab)
+    assert tokenizer.vocab["the"] == len(lines) and tokenizer.vocab["city"] == len(lines) + 1
+    stats, paths = run(tmp_path, tokenizer, [corpus], outputs=("o",), random_token_prob=1.0, mask_token_prob=0.0)
+    batch = next(inspection.read_batches(paths, batch_size=100000))
+    shown = np.take_along_axis(batch["input_ids"], batch["masked_lm_positions"], 1)[batch["masked_lm_weights"] > 0]
+    shadowed = [lines.index("the"), lines.index("city")]
+    assert stats.masked > 5000 and not np.isin(shown, shadowed).any() and shown.max() > len(lines) - 100
+    assert not np.isin(batch["input_ids"], shadowed).any() and (batch["input_ids"] == len(lines)).any()
+    assert tokens_by_id(tokenizer.vocab)[len(lines)] == "the"
 
 
 def test_a_vocabulary_without_mask_is_refused(tmp_path):
     vocab = write(tmp_path / "vocab.txt", "[PAD]\n[UNK]\n[CLS]\n[SEP]\nword\n")
     with pytest.raises(ptd.PretrainingDataError, match=r"no \[MASK\] token"):
-        ptd.BlockProcessor(FullTokenizer(vocab), ptd.PretrainingOptions())
+        ptd.InstanceGenerator(FullTokenizer(vocab), ptd.PretrainingOptions())
 
 
 def test_no_nsp_examples_are_one_full_segment(tmp_path, tokenizer):
@@ -179,7 +194,8 @@ def test_no_nsp_examples_are_one_full_segment(tmp_path, tokenizer):
 
 
 def test_sentencepiece_whole_word_masking_keeps_words_whole(tmp_path, corpus):
-    from official_bert import sentencepiece_tokenizer, tokenization
+    from official_bert import tokenization
+    from official_bert.text import sentencepiece_tokenizer
     model = str(tmp_path / "sp.model")
     sentencepiece_tokenizer.train([corpus], model, vocab_size=120, do_lower_case=True)
     tokenizer = tokenization.create_tokenizer(spm_model_file=model, do_lower_case=True)

@@ -1,0 +1,126 @@
+"""The tokenized documents of a run, on disk, so that any document can be the random next one without holding the
+corpus in memory.
+
+The original held every tokenized document in a list to draw random next segments from. Here they go to an
+unnamed temporary file (it has no name from the start, so nothing is left behind even after `kill -9`), with an
+index of where each document ends; the worker processes, forked once the store exists, inherit the file and read
+a document with one `pread`. Memory stays flat whatever the corpus size; the file is about 4 bytes a token.
+
+A document is stored as uint32 values: its number of sentences n, the n sentence lengths, then the ids.
+"""
+
+import itertools
+import os
+import struct
+import tempfile
+
+import numpy as np
+
+
+def pack_document(sentences):
+    """The stored form of a document (a list of non-empty lists of ids), as a list of ints.
+
+    >>> pack_document([[7, 8], [9]])
+    [2, 2, 1, 7, 8, 9]
+    """
+    return [len(sentences), *map(len, sentences), *itertools.chain.from_iterable(sentences)]
+
+
+def _unpack(values):
+    n = values[0]
+    sentences, start = [], 1 + n
+    for length in values[1:1 + n]:
+        sentences.append(values[start:start + length])
+        start += length
+    return sentences
+
+
+class TokenStore:
+    """Appends tokenized documents to an unnamed temporary file and reads them back by number.
+
+    Args:
+        directory: where the temporary files live (their space is used, their names never appear).
+
+    Example:
+    >>> store = TokenStore(tempfile.gettempdir())
+    >>> store.append(pack_document([[1, 2], [3]]) + pack_document([[4]]), [6, 3])
+    >>> store.flush()
+    >>> len(store), store.document(1), store.documents(0, 2)
+    (2, [[4]], [[[1, 2], [3]], [[4]]])
+    >>> store.close()
+    """
+
+    def __init__(self, directory):
+        self._data = tempfile.TemporaryFile(dir=directory)
+        self._ends = tempfile.TemporaryFile(dir=directory)  # int64: where each document ends, in uint32 units
+        self._size = 0
+        self.num_documents = 0
+
+    def __len__(self):
+        return self.num_documents
+
+    def append(self, values, sizes):
+        """Appends packed documents: `values` (ints, or their uint32 bytes) holding documents of `sizes` values."""
+        data = values if isinstance(values, bytes) else np.asarray(values, np.uint32).tobytes()
+        self._data.write(data)
+        ends = self._size + np.cumsum(np.asarray(sizes, np.int64))
+        self._ends.write(ends.astype("<i8").tobytes())
+        self._size = int(ends[-1]) if len(sizes) else self._size
+        self.num_documents += len(sizes)
+
+    def flush(self):
+        """Makes everything appended visible to readers (other processes included)."""
+        self._data.flush()
+        self._ends.flush()
+
+    def _span(self, first, end):
+        """(start, end) in uint32 units of documents first..end-1."""
+        fd = self._ends.fileno()
+        if first == 0:
+            return 0, int.from_bytes(os.pread(fd, 8, 8 * (end - 1)), "little")
+        if end == first + 1:  # one document: its start and end are neighbours
+            return struct.unpack("<qq", os.pread(fd, 16, 8 * (first - 1)))
+        return (int.from_bytes(os.pread(fd, 8, 8 * (first - 1)), "little"),
+                int.from_bytes(os.pread(fd, 8, 8 * (end - 1)), "little"))
+
+    def _values(self, first, end):
+        start, stop = self._span(first, end)
+        raw = os.pread(self._data.fileno(), 4 * (stop - start), 4 * start)
+        return np.frombuffer(raw, "<u4").tolist()
+
+    def document(self, index):
+        """Document `index` as a list of sentences, each a list of ids."""
+        return _unpack(self._values(index, index + 1))
+
+    def documents(self, first, end):
+        """Documents first..end-1, read at once."""
+        values, documents, start = self._values(first, end), [], 0
+        for _ in range(end - first):
+            n = values[start]
+            size = 1 + n + sum(values[start + 1:start + 1 + n])
+            documents.append(_unpack(values[start:start + size]))
+            start += size
+        return documents
+
+    def pool(self, num_documents, first, documents):
+        """The run's documents as a sequence for `create_segment_pairs`: documents first.. are the given ones
+        (already read), any other is read when drawn."""
+        return _Pool(self, num_documents, first, documents)
+
+    def close(self):
+        self._data.close()
+        self._ends.close()
+
+
+class _Pool:
+    def __init__(self, store, num_documents, first, documents):
+        self._store, self._n, self._first, self._local = store, num_documents, first, documents
+
+    def __len__(self):
+        return self._n
+
+    def __getitem__(self, index):
+        offset = index - self._first
+        if 0 <= offset < len(self._local):
+            return self._local[offset]
+        return self._store.document(index)
