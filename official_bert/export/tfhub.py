@@ -1,0 +1,140 @@
+"""The TF Hub pair, as Model Garden publishes BERT: a `preprocess` SavedModel and an `encoder` SavedModel.
+
+    preprocess = tf.saved_model.load("hub/preprocess")
+    encoder = tf.saved_model.load("hub/encoder")
+    outputs = encoder(preprocess(tf.constant(["hello world"])))    # pooled_output, sequence_output, ...
+    pair = preprocess.bert_pack_inputs([preprocess.tokenize(a), preprocess.tokenize(b)], seq_length=64)
+
+- preprocess: `__call__` (and signature serving_default): string [batch] → int32 [batch, seq_length]
+  input_word_ids, input_mask, input_type_ids; `tokenize`: string [batch] → int32 RaggedTensor [batch, (words),
+  (pieces)]; `bert_pack_inputs(segments, seq_length)`: one or two tokenized segments → the three inputs, with
+  seq_length chosen at call time. The vocabulary (or SentencePiece model) is an asset of the SavedModel.
+- encoder: `__call__(inputs, training=False)`: those three inputs (int32 [batch, T], any T up to
+  max_position_embeddings) → {"pooled_output" [B, H], "sequence_output" [B, T, H], "encoder_outputs": every
+  layer's [B, T, H], "default": pooled_output}; signature serving_default has the same outputs with
+  encoder_outputs flattened to encoder_outputs_0 ... encoder_outputs_{L-1}. It has `variables`,
+  `trainable_variables` and `regularization_losses`, the attributes TF Hub's reusable SavedModels have.
+
+Loading needs TensorFlow alone, plus `import tensorflow_text` where the tokenizer uses its ops.
+"""
+
+import os
+import shutil
+import tempfile
+
+import tensorflow as tf
+
+from official_bert.models.task_model import ENCODER_INPUTS
+from official_bert.text.preprocessing import BertPreprocessor
+
+_INPUT_SPECS = {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in ENCODER_INPUTS}
+PREPROCESS_DIR = "preprocess"
+ENCODER_DIR = "encoder"
+
+
+class EncoderModule(tf.Module):
+    """The encoder SavedModel's root: `__call__(inputs, training=False)` and the variable lists of TF Hub's
+    reusable SavedModels, saved as plain attributes (tf.saved_model.load does not restore tf.Module's
+    properties).
+
+    Args:
+        encoder: a `BertEncoder`.
+
+    Example:
+    >>> from official_bert import BertConfig, BertEncoder
+    >>> module = EncoderModule(BertEncoder(BertConfig.from_preset("tiny", vocab_size=10)))
+    >>> ids = tf.constant([[2, 5, 3]])
+    >>> outputs = module({"input_word_ids": ids, "input_mask": tf.ones_like(ids), "input_type_ids": 0 * ids})
+    >>> sorted(outputs), len(outputs["encoder_outputs"]), len(module.trainable_variables)
+    (['default', 'encoder_outputs', 'pooled_output', 'sequence_output'], 2, 31)
+    >>> sorted(module.serving_signature().structured_outputs)[:3]
+    ['default', 'encoder_outputs_0', 'encoder_outputs_1']
+    """
+
+    variables = None
+    trainable_variables = None
+
+    def __init__(self, encoder):
+        super().__init__()
+        # A function, which the SavedModel does not track: only the tf.Variables below are saved, not the Keras
+        # variables wrapping them (see saved_model.py).
+        self._outputs = lambda inputs, training: _outputs(encoder, inputs, training)
+        for training in (False, True):
+            traced = self.__call__.get_concrete_function(_INPUT_SPECS, training=training)
+        self.variables = list(traced.variables)
+        self.trainable_variables = list(traced.trainable_variables)
+        self.regularization_losses = []
+
+    @tf.function
+    def __call__(self, inputs, training=False):
+        return self._outputs(inputs, training)
+
+    def serving_signature(self):
+        """The serving_default signature: the encoder inputs → the outputs, encoder_outputs_<i> for each layer."""
+        return self._serve.get_concrete_function(**_INPUT_SPECS)
+
+    @tf.function
+    def _serve(self, **inputs):
+        outputs = self._outputs(inputs, False)
+        layers = outputs.pop("encoder_outputs")
+        return {**outputs, **{f"encoder_outputs_{i}": layer for i, layer in enumerate(layers)}}
+
+
+def _outputs(encoder, inputs, training):
+    outputs = encoder(inputs, training=training)
+    return {"default": outputs["pooled_output"], "pooled_output": outputs["pooled_output"],
+            "sequence_output": outputs["sequence_output"], "encoder_outputs": list(outputs["encoder_outputs"])}
+
+
+def export_tfhub(export_dir, encoder, tokenizer, seq_length=128):
+    """Writes export_dir/preprocess and export_dir/encoder (see the module docstring); returns their paths.
+
+    Each directory is written under a temporary name and renamed when complete, replacing an older one.
+
+    Args:
+        export_dir: the directory of the pair (created if needed).
+        encoder: a `BertEncoder` with its weights.
+        tokenizer: the in-graph tokenizer layer of its vocabulary (see `text.tokenizer_layer`).
+        seq_length: the length `preprocess(text)` packs to; `bert_pack_inputs` takes any.
+
+    Example:
+    >>> import os, tempfile
+    >>> from official_bert import BertConfig, BertEncoder
+    >>> from official_bert.export.text import tokenizer_layer
+    >>> work = tempfile.mkdtemp()
+    >>> vocab = os.path.join(work, "vocab.txt")
+    >>> _ = open(vocab, "w").write("[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\n[MASK]\\nhi\\n")
+    >>> encoder = BertEncoder(BertConfig.from_preset("tiny", vocab_size=6, num_hidden_layers=1))
+    >>> preprocess_dir, encoder_dir = export_tfhub(os.path.join(work, "hub"), encoder, tokenizer_layer(vocab), 8)
+    >>> preprocess, loaded = tf.saved_model.load(preprocess_dir), tf.saved_model.load(encoder_dir)
+    >>> loaded(preprocess(tf.constant(["hi hi"])))["sequence_output"].shape
+    TensorShape([1, 8, 128])
+    """
+    preprocessor = BertPreprocessor(tokenizer, seq_length)
+    module = EncoderModule(encoder)
+    preprocess_signatures = {"serving_default": preprocessor.__call__.get_concrete_function()}
+    encoder_signatures = {"serving_default": module.serving_signature()}
+    preprocess_dir = _write_directory(os.path.join(export_dir, PREPROCESS_DIR), lambda path: tf.saved_model.save(
+        preprocessor, path, signatures=preprocess_signatures))
+    encoder_dir = _write_directory(os.path.join(export_dir, ENCODER_DIR), lambda path: tf.saved_model.save(
+        module, path, signatures=encoder_signatures))
+    return preprocess_dir, encoder_dir
+
+
+def _write_directory(path, write):
+    """Calls `write(tmp)` on a new temporary directory beside `path`, then puts it in path's place."""
+    parent = os.path.dirname(os.path.abspath(path))
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=f".tmp-{os.path.basename(path)}-", dir=parent)
+    old = None
+    try:
+        write(tmp)
+        if os.path.exists(path):
+            old = tempfile.mkdtemp(prefix=f".old-{os.path.basename(path)}-", dir=parent)
+            os.rename(path, os.path.join(old, "replaced"))
+        os.rename(tmp, path)
+        return path
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if old:
+            shutil.rmtree(old, ignore_errors=True)
