@@ -3,9 +3,11 @@
 import copy
 import dataclasses
 import json
-import os
+
+import tensorflow as tf
 
 from official_bert.errors import Error
+from official_bert.io import write_text
 
 # hidden_act values accepted in a config, mapped to the function they mean. Google's configs say "gelu"
 # and mean the tanh approximation their code computes; Hugging Face configs say "gelu" and mean exact erf.
@@ -35,8 +37,20 @@ _HF_ONLY_KEYS = {
     "pooler_size_per_head", "pooler_type",
 }
 
+# The architecture fields every config of Google's states: a file must state them too, since a default would
+# silently train another model (a config without hidden_size is a 768-wide one). The other fields have defaults:
+# type_vocab_size (Google's configs state it, derived configs may not) and our layer_norm_eps.
+REQUIRED_FIELDS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
+                   "hidden_act", "hidden_dropout_prob", "attention_probs_dropout_prob", "max_position_embeddings",
+                   "initializer_range")
+
+# What transformers' BertConfig defaults to for the non-shape fields, which a Hugging Face config.json may
+# therefore omit (transformers itself writes them all).
+_HF_DEFAULTS = {"hidden_act": "gelu", "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1,
+                "initializer_range": 0.02}
+
 _PRESETS = {
-    # name: (layers, hidden, heads, intermediate) — SPEC §1; all use the released 30,522-token vocab.
+    # name: (layers, hidden, heads, intermediate), the paper's and Google's released shapes; all use the released 30,522-token vocab.
     "tiny": (2, 128, 2, 512),
     "mini": (4, 256, 4, 1024),
     "small": (4, 512, 8, 2048),
@@ -138,22 +152,31 @@ class BertConfig:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
 
     def to_json_file(self, path):
-        """Writes Google's bert_config.json layout (atomically: a temporary name, then rename)."""
-        tmp = f"{path}.tmp{os.getpid()}"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(self.to_json_string())
-        os.replace(tmp, path)
+        """Writes Google's bert_config.json layout (atomically: a temporary name, then rename; any gfile path)."""
+        write_text(path, self.to_json_string())
 
     def replace(self, **changes):
         return dataclasses.replace(self, **changes)
 
     @classmethod
     def from_dict(cls, values, source="config"):
-        """Builds a config from Google's or Hugging Face's key names; `source` names the origin in errors."""
+        """Builds a config from Google's or Hugging Face's key names; `source` names the origin in errors.
+
+        Every field of `REQUIRED_FIELDS` must be given; a Hugging Face config may omit those transformers
+        gives a default that does not change the model's shape: hidden_act ((erf) "gelu"), the dropout rates
+        (0.1) and initializer_range (0.02).
+
+        Example:
+        >>> BertConfig.from_dict({"vocab_size": 100, "num_hidden_layers": 2}, "c.json")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        official_bert.configs.ConfigError: c.json: missing required keys ['attention_probs_dropout_prob', ...
+        """
         values = copy.deepcopy(dict(values))
         is_hf = "model_type" in values or "transformers_version" in values or "architectures" in values
         if is_hf:
-            act = values.get("hidden_act", "gelu")
+            values = {**_HF_DEFAULTS, **values}
+            act = values["hidden_act"]
             if act not in _HF_ACTIVATIONS:
                 raise ConfigError(f"{source}: hidden_act {act!r} is not supported; expected one of "
                                   f"{sorted(_HF_ACTIVATIONS)}")
@@ -166,8 +189,10 @@ class BertConfig:
         if unknown:
             raise ConfigError(f"{source}: unknown BERT config keys {sorted(unknown)}")
         kwargs = {k: v for k, v in values.items() if k in fields}
-        if "vocab_size" not in kwargs:
-            raise ConfigError(f"{source}: missing required key 'vocab_size'")
+        missing = sorted(set(REQUIRED_FIELDS) - set(kwargs))
+        if missing:
+            raise ConfigError(f"{source}: missing required keys {missing}: a BERT config states the whole "
+                              "architecture (see Google's bert_config.json)")
         try:
             return cls(**kwargs)
         except ConfigError as e:
@@ -176,11 +201,15 @@ class BertConfig:
     @classmethod
     def from_json_file(cls, path):
         """Reads Google's `bert_config.json` or a Hugging Face `config.json`."""
+        if not tf.io.gfile.exists(path):
+            raise ConfigError(f"{path}: BERT config file not found")
+        if tf.io.gfile.isdir(path):
+            raise ConfigError(f"{path}: is a directory; expected a BERT config file (bert_config.json)")
         try:
-            with open(path, encoding="utf-8") as f:
-                values = json.load(f)
-        except FileNotFoundError:
-            raise ConfigError(f"{path}: BERT config file not found") from None
+            with tf.io.gfile.GFile(path, "rb") as f:
+                values = json.loads(f.read().decode("utf-8"))
+        except tf.errors.OpError as e:
+            raise ConfigError(f"{path}: cannot read the BERT config file ({e.message})") from None
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise ConfigError(f"{path}: not a valid JSON file ({e})") from None
         if not isinstance(values, dict):

@@ -2,7 +2,7 @@
 
 Formats, detected from the path by `load_checkpoint`:
 - "google": Google's original TF1 checkpoints (`bert_model.ckpt.*` + `bert_config.json` + `vocab.txt`),
-  under the original variable names (SPEC §6); also fine-tuned ones from run_classifier/run_squad.
+  under the original variable names (see `names.py`); also fine-tuned ones from run_classifier/run_squad.
 - "huggingface": a Hugging Face model directory (`config.json` + `model.safetensors`) or a `.safetensors`
   file, read with NumPy (no torch): with or without the "bert." prefix, LayerNorm weight/bias or
   gamma/beta, with or without the pooler, with the pretraining, classifier or QA heads.
@@ -15,10 +15,11 @@ import warnings
 
 from absl import logging
 
-from official_bert.checkpoints import case, detect, files, google, huggingface, loading, native
+from official_bert.checkpoints import case, detect, google, huggingface, loading, native
 from official_bert.checkpoints.loading import LoadReport
 from official_bert.checkpoints.source import CheckpointError
 from official_bert.configs import BertConfig
+from official_bert.io import copy_atomically
 
 SAVE_FORMATS = ("official_bert", "huggingface", "google")
 _WRITERS = {"official_bert": native.write, "huggingface": huggingface.write, "google": google.write}
@@ -100,5 +101,5 @@ def save_checkpoint(model, path, format="official_bert", vocab_file=None):
         raise ValueError(f"unknown checkpoint format {format!r}; expected one of {list(SAVE_FORMATS)}")
     written = _WRITERS[format](model, loading.model_config(model), path)
     if vocab_file:
-        files.copy_atomically(vocab_file, os.path.join(path, "vocab.txt"))
+        copy_atomically(vocab_file, os.path.join(path, "vocab.txt"))
     return written

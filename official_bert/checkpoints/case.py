@@ -3,7 +3,10 @@
 import json
 import os
 
+import tensorflow as tf
+
 from official_bert import tokenization
+from official_bert.io import is_file
 
 _TOKENIZER_CONFIG_NAME = "tokenizer_config.json"
 
@@ -42,11 +45,11 @@ def case_mismatches(do_lower_case, located):
                             "letter: the checkpoint is uncased, and cased words would split into pieces or "
                             "[UNK]; pass do_lower_case=True")
     tokenizer_config = os.path.join(located.directory, _TOKENIZER_CONFIG_NAME)
-    if os.path.isfile(tokenizer_config):
+    if is_file(tokenizer_config):
         try:
-            with open(tokenizer_config, encoding="utf-8") as f:
-                stated = json.load(f).get("do_lower_case")
-        except (OSError, ValueError, AttributeError):
+            with tf.io.gfile.GFile(tokenizer_config, "rb") as f:
+                stated = json.loads(f.read().decode("utf-8")).get("do_lower_case")
+        except (tf.errors.OpError, ValueError, AttributeError):
             stated = None  # an unreadable tokenizer config is no evidence either way
         if stated is not None and bool(stated) != bool(do_lower_case):
             messages.append(f"do_lower_case={do_lower_case}, but {tokenizer_config} says do_lower_case={stated}")

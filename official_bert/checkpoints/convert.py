@@ -1,8 +1,11 @@
 """Converting a checkpoint between formats, keeping every head it has."""
 
+import tensorflow as tf
+
 from official_bert.checkpoints import detect, load_checkpoint, save_checkpoint
 from official_bert.checkpoints.source import CheckpointError
 from official_bert.configs import BertConfig
+from official_bert.io.locks import LOCK_NAME
 from official_bert.models import BertClassifier, BertPretrainer, BertSpanLabeler
 from official_bert.networks.bert_encoder import BertEncoder
 
@@ -24,14 +27,17 @@ def model_for(source, config):
     return encoder
 
 
-def convert_checkpoint(input_path, output_path, output_format, bert_config_file=None):
+def convert_checkpoint(input_path, output_path, output_format, bert_config_file=None, overwrite=False):
     """Reads the checkpoint at `input_path` (any format) and writes it to `output_path` in `output_format`.
 
     Args:
         input_path: anything `load_checkpoint` accepts.
-        output_path: the output directory.
+        output_path: the output directory: new or empty, unless `overwrite`.
         output_format: "official_bert", "huggingface" or "google".
         bert_config_file: the model's config, needed when none lies beside the input.
+        overwrite: write into a directory that holds files (a run's, another checkpoint's), replacing those
+            of the same names. Without it such a directory is refused: the converted checkpoint would shadow
+            the one there (`load_checkpoint` reads model.safetensors first).
 
     Returns:
         the `LoadReport` of reading the input.
@@ -48,6 +54,12 @@ def convert_checkpoint(input_path, output_path, output_format, bert_config_file=
     >>> len(report.loaded), sorted(os.listdir(dst))[0]
     (26, 'bert_config.json')
     """
+    present = sorted(name.rstrip("/") for name in tf.io.gfile.listdir(output_path)
+                     if name != LOCK_NAME) if tf.io.gfile.isdir(output_path) else []
+    if present and not overwrite:
+        raise CheckpointError(f"--output_path={output_path} is not empty (it holds {', '.join(present[:5])}"
+                              f"{', ...' if len(present) > 5 else ''}): a converted checkpoint there would shadow "
+                              "or mix with those files; pass an empty directory, or --overwrite")
     located = detect.locate(input_path)
     config_file = bert_config_file or located.config_file
     if config_file is None:

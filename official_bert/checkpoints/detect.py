@@ -1,7 +1,6 @@
 """Which checkpoint a path holds, and the config and vocabulary that came with it."""
 
 import dataclasses
-import glob
 import os
 import re
 
@@ -9,6 +8,7 @@ import tensorflow as tf
 
 from official_bert.checkpoints import google, huggingface, native
 from official_bert.checkpoints.source import CheckpointError
+from official_bert.io import is_file
 
 _BUNDLE_FILE = re.compile(r"\.(index|data-\d{5}-of-\d{5})$")
 _VOCAB_NAME = "vocab.txt"
@@ -55,16 +55,17 @@ def locate(path):
     ('huggingface', 'model.safetensors', 'config.json', None)
     """
     path = os.fspath(path)
-    if os.path.isdir(path):
-        fmt, target = _inside(path)
-    elif path.endswith(".safetensors") and os.path.isfile(path):
-        fmt, target = "huggingface", path
-    elif path.endswith(".keras") and os.path.isfile(path):
-        fmt, target = "keras", path
-    elif os.path.isfile(_BUNDLE_FILE.sub("", path) + ".index"):
+    # A checkpoint prefix first: some filesystems (ram://) call any prefix of a file's name a directory.
+    if is_file(_BUNDLE_FILE.sub("", path) + ".index"):
         target = _BUNDLE_FILE.sub("", path)
         fmt = _tf_format(target)
-    elif os.path.isfile(path):
+    elif tf.io.gfile.isdir(path):
+        fmt, target = _inside(path)
+    elif path.endswith(".safetensors") and is_file(path):
+        fmt, target = "huggingface", path
+    elif path.endswith(".keras") and is_file(path):
+        fmt, target = "keras", path
+    elif is_file(path):
         raise CheckpointError(_unsupported(path))
     else:
         raise CheckpointError(f"{path}: no checkpoint there; {_EXPECTED}")
@@ -80,27 +81,27 @@ def open_source(located):
 
 
 def _inside(directory):
-    if os.path.isfile(os.path.join(directory, huggingface.WEIGHTS_NAME)):
+    if is_file(os.path.join(directory, huggingface.WEIGHTS_NAME)):
         return "huggingface", os.path.join(directory, huggingface.WEIGHTS_NAME)
     latest = tf.train.latest_checkpoint(directory)  # a training run's `checkpoint` state file
     if latest:
         return _tf_format(latest), latest
     for name in (google.CHECKPOINT_NAME, native.CHECKPOINT_NAME):
         prefix = os.path.join(directory, name)
-        if os.path.isfile(prefix + ".index"):
+        if is_file(prefix + ".index"):
             return _tf_format(prefix), prefix
-    indexes = glob.glob(os.path.join(directory, "*.index"))
+    indexes = _glob(directory, "*.index")
     if len(indexes) == 1:
         prefix = indexes[0][:-len(".index")]
         return _tf_format(prefix), prefix
-    weights = glob.glob(os.path.join(directory, "*.safetensors"))
+    weights = _glob(directory, "*.safetensors")
     if len(weights) == 1:
         return "huggingface", weights[0]
     others = [os.path.join(directory, n) for n in ("pytorch_model.bin", "tf_model.h5") if
-              os.path.isfile(os.path.join(directory, n))]
+              is_file(os.path.join(directory, n))]
     if others:
         raise CheckpointError(_unsupported(others[0]))
-    found = ", ".join(sorted(os.listdir(directory))[:12]) or "nothing"
+    found = ", ".join(sorted(tf.io.gfile.listdir(directory))[:12]) or "nothing"
     many = " (several: pass the one to load)" if len(indexes) > 1 or len(weights) > 1 else ""
     raise CheckpointError(f"{directory}: no checkpoint found{many}; {_EXPECTED}. It holds: {found}")
 
@@ -120,8 +121,14 @@ def _unsupported(path):
     return f"{path}: not a checkpoint file this library reads; {_EXPECTED}"
 
 
+def _glob(directory, pattern):
+    """The files of `directory` matching `pattern`, less hidden ones (a killed write's temporaries)."""
+    return sorted(path for path in tf.io.gfile.glob(os.path.join(directory, pattern))
+                  if not os.path.basename(path).startswith("."))
+
+
 def _first_file(directory, candidates):
     for name in candidates:
-        if os.path.isfile(os.path.join(directory, name)):
+        if is_file(os.path.join(directory, name)):
             return os.path.join(directory, name)
     return None

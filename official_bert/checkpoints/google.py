@@ -4,9 +4,11 @@ import os
 import re
 
 import tensorflow as tf
+from absl import logging
 
-from official_bert.checkpoints import files, names
+from official_bert.checkpoints import names
 from official_bert.checkpoints.source import CheckpointError, Source, Tensor
+from official_bert.io import atomic_bundle, is_file
 
 CHECKPOINT_NAME = "bert_model.ckpt"
 CONFIG_NAME = "bert_config.json"
@@ -24,6 +26,10 @@ _TRAINING_STATE = re.compile(
 def open_reader(prefix):
     """`tf.train.load_checkpoint` with TensorFlow's errors turned into a `CheckpointError` naming the file."""
     try:
+        if is_file(prefix + ".index"):
+            # Read the bundle itself: load_checkpoint would take the prefix for a directory on filesystems (ram://)
+            # that call any prefix of a file's name one.
+            return tf.compat.v1.train.NewCheckpointReader(prefix)
         return tf.train.load_checkpoint(prefix)
     except _READ_ERRORS as e:
         raise CheckpointError(f"{prefix}: cannot open TF checkpoint ({_first_line(e)}); the .index or "
@@ -65,8 +71,12 @@ def read(prefix):
 def write(model, config, directory):
     """Writes `model` as a TF1 checkpoint `directory/bert_model.ckpt` + `bert_config.json`.
 
-    The variables carry exactly the original names (SPEC §6), so `tf.train.load_checkpoint` and the original
+    The variables carry exactly the original names (`names.py`), so `tf.train.load_checkpoint` and the original
     google-research/bert code read them.
+
+    The original modeling.py computes only tanh GELU and rejects any other `hidden_act` it does not know: a model
+    with exact erf GELU (every Hugging Face BERT) is written with `"hidden_act": "gelu_erf"`, which this project
+    reads back exactly but the original code refuses; a warning says so.
 
     Args:
         model: a BertEncoder, BertPretrainer or task model.
@@ -76,10 +86,15 @@ def write(model, config, directory):
     Returns:
         the checkpoint prefix.
     """
+    if config.hidden_act == "gelu_erf":
+        logging.warning("%s: the model computes exact (erf) GELU, which the original google-research/bert code "
+                        "cannot: its modeling.py knows only tanh GELU and rejects hidden_act \"gelu_erf\" in "
+                        "bert_config.json. official_bert reads the checkpoint exactly; with the original code, "
+                        "setting \"gelu\" there loads it but computes slightly different outputs.", directory)
     arrays = names.model_to_google(model)
-    os.makedirs(directory, exist_ok=True)
+    tf.io.gfile.makedirs(directory)
     prefix = os.path.join(directory, CHECKPOINT_NAME)
-    with files.atomic_bundle(prefix) as tmp:
+    with atomic_bundle(prefix) as tmp:
         # SaveV2 writes a V2 bundle under plain names, with no object graph: what TF1's Saver writes.
         tf.raw_ops.SaveV2(prefix=tmp, tensor_names=list(arrays), shape_and_slices=[""] * len(arrays),
                           tensors=[tf.constant(a, dtype=tf.float32) for a in arrays.values()])

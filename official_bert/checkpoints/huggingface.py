@@ -5,12 +5,14 @@ import os
 import re
 
 import numpy as np
+import tensorflow as tf
 from safetensors import SafetensorError, safe_open
 from safetensors.numpy import save_file
 
 from official_bert import models
-from official_bert.checkpoints import files, names
+from official_bert.checkpoints import names
 from official_bert.checkpoints.source import CheckpointError, Source, Tensor
+from official_bert.io import atomic_local_path, local_copy, write_text
 
 WEIGHTS_NAME = "model.safetensors"
 CONFIG_NAME = "config.json"
@@ -104,7 +106,9 @@ def canonical(name):
 def read(path):
     """Opens a `.safetensors` file of a Hugging Face BERT (any head, with or without "bert.") as a `Source`."""
     try:
-        handle = safe_open(path, framework="np")
+        # safetensors maps only local files; a remote one is copied, and its mapping outlives the copy.
+        with local_copy(path) as local:
+            handle = safe_open(local, framework="np")
         keys = sorted(handle.keys())
         shapes = {key: tuple(handle.get_slice(key).get_shape()) for key in keys}
     except (SafetensorError, OSError, ValueError) as e:
@@ -151,14 +155,13 @@ def write(model, config, directory):
         name, transpose = hf_name(google)
         tensors[name if has_heads else name.removeprefix("bert.")] = np.ascontiguousarray(
             array.T if transpose else array)
-    os.makedirs(directory, exist_ok=True)
+    tf.io.gfile.makedirs(directory)
     weights_path = os.path.join(directory, WEIGHTS_NAME)
-    with files.atomic_path(weights_path) as tmp:
+    with atomic_local_path(weights_path) as tmp:
         # transformers refuses safetensors files whose metadata does not name a framework.
         save_file(tensors, tmp, metadata={"format": "pt"})
-    with files.atomic_path(os.path.join(directory, CONFIG_NAME)) as tmp, open(tmp, "w", encoding="utf-8") as f:
-        json.dump(hf_config(model, config, arrays), f, indent=2, sort_keys=True)
-        f.write("\n")
+    write_text(os.path.join(directory, CONFIG_NAME),
+               json.dumps(hf_config(model, config, arrays), indent=2, sort_keys=True) + "\n")
     return weights_path
 
 

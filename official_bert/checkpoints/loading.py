@@ -2,7 +2,7 @@
 
 import dataclasses
 
-from official_bert import activations
+from official_bert.layers import activations
 from official_bert.checkpoints import names
 from official_bert.checkpoints.source import CheckpointError
 from official_bert.networks.bert_encoder import BertEncoder

@@ -1,4 +1,4 @@
-"""The one table between our variable paths and the original Google TF1 checkpoint names (SPEC §6).
+"""The one table between our variable paths and the original Google TF1 checkpoint names.
 
 Every format goes through these names, for loading and saving alike: Google's checkpoints use them as
 they are, Hugging Face's names are derived from them (`huggingface.py`), and our own checkpoints store

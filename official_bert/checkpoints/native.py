@@ -15,8 +15,9 @@ import tensorflow as tf
 from google.protobuf import message
 from tensorflow.core.protobuf import trackable_object_graph_pb2
 
-from official_bert.checkpoints import files, google, names
+from official_bert.checkpoints import google, names
 from official_bert.checkpoints.source import CheckpointError, Source, Tensor
+from official_bert.io import atomic_bundle
 
 CHECKPOINT_NAME = "model.ckpt"
 CONFIG_NAME = "bert_config.json"
@@ -92,9 +93,9 @@ def write(model, config, directory):
     Returns:
         the checkpoint prefix.
     """
-    os.makedirs(directory, exist_ok=True)
+    tf.io.gfile.makedirs(directory)
     prefix = os.path.join(directory, CHECKPOINT_NAME)
-    with files.atomic_bundle(prefix) as tmp:
+    with atomic_bundle(prefix) as tmp:
         tf.train.Checkpoint(**{MODEL_KEY: model}).write(tmp)
     config.to_json_file(os.path.join(directory, CONFIG_NAME))
     return prefix

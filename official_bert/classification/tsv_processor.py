@@ -3,6 +3,7 @@
 import dataclasses
 import os
 
+import tensorflow as tf
 from absl import logging
 
 from official_bert.classification.errors import ClassificationDataError
@@ -24,6 +25,8 @@ class Layout:
         header: whether the first line is a header.
         guid: the column holding the example's id, or None to use the line's 0-based index (as the original).
         language: the column holding the language, for files that mix them (XNLI dev/test), or None.
+        exact: every row has exactly the `columns` named: more means a tab inside a sentence, which would
+            shift the fields (the single-sentence layouts, whose text is free).
 
     Example:
     >>> Layout("dev.tsv", "index sentence1 sentence2 label", text_a=1, text_b=2, label=-1).min_columns
@@ -38,6 +41,7 @@ class Layout:
     header: bool = True
     guid: int | None = None
     language: int | None = None
+    exact: bool = False
 
     @property
     def min_columns(self):
@@ -100,6 +104,9 @@ class TsvProcessor(DataProcessor):
 
     def data_files(self, split):
         self.check_split(split)
+        if tf.io.gfile.exists(self.data_dir) and not tf.io.gfile.isdir(self.data_dir):
+            raise ClassificationDataError(f"--data_dir={self.data_dir}: is a file; expected the directory holding "
+                                          f"the task's files ({self.task.layouts[split].file}, ...)")
         return [os.path.join(self.data_dir, self.task.layouts[split].file.format(language=self.language))]
 
     def cache_settings(self):
@@ -120,6 +127,10 @@ class TsvProcessor(DataProcessor):
                         f"({layout.columns}), found {len(row)}")
                 short_lines.append(line_number)
                 continue
+            if layout.exact and len(row) != len(layout.columns.split()):
+                raise ClassificationDataError(
+                    f"{path}:{line_number}: expected {len(layout.columns.split())} tab-separated columns "
+                    f"({layout.columns}), found {len(row)}: a tab inside the sentence?")
             if layout.language is not None:
                 languages.add(row[layout.language])
                 if row[layout.language] != self.language:

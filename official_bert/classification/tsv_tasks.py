@@ -39,10 +39,13 @@ def _mnli_split(file, labelled):
                   guid=0)
 
 
-_SST2_TRAIN = Layout("train.tsv", _SST2, text_a=0, label=1)
+# Single sentences: a row with another column count has a tab inside its text.
+_SST2_TRAIN = Layout("train.tsv", _SST2, text_a=0, label=1, exact=True)
+_SST2_TEST_LAYOUT = Layout("test.tsv", _SST2_TEST, text_a=1, exact=True)
 _SINGLE_SPLITS = {"train": _SST2_TRAIN, "dev": dataclasses.replace(_SST2_TRAIN, file="dev.tsv"),
-                  "test": Layout("test.tsv", _SST2_TEST, text_a=1)}
-_COLA_TRAIN = Layout("train.tsv", "source label original_label sentence", text_a=3, label=1, header=False)
+                  "test": _SST2_TEST_LAYOUT}
+_COLA_TRAIN = Layout("train.tsv", "source label original_label sentence", text_a=3, label=1, header=False,
+                     exact=True)
 _MRPC_SPLITS = _pair_splits(_MRPC, _MRPC_TEST, a=3, b=4, label=0)
 
 TSV_TASKS = {task.name: task for task in (
@@ -50,7 +53,7 @@ TSV_TASKS = {task.name: task for task in (
         # Only CoLA's test file has a header.
         "train": _COLA_TRAIN,
         "dev": dataclasses.replace(_COLA_TRAIN, file="dev.tsv"),
-        "test": Layout("test.tsv", _SST2_TEST, text_a=1)}, {"test": "CoLA.tsv"}),
+        "test": _SST2_TEST_LAYOUT}, {"test": "CoLA.tsv"}),
     TsvTask("sst-2", BINARY, _SINGLE_SPLITS, {"test": "SST-2.tsv"}),
     TsvTask("mrpc", BINARY, _MRPC_SPLITS, {"test": "MRPC.tsv"}),
     TsvTask("sts-b", None, _pair_splits(

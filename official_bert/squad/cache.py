@@ -6,6 +6,7 @@ import json
 import os
 import random
 
+import tensorflow as tf
 from absl import logging
 
 from official_bert.squad import json_files
@@ -79,13 +80,13 @@ def cached_train_features(input_file, tokenizer, cache_dir, max_seq_length, doc_
                      version_2_with_negative, seed)
     path = os.path.join(cache_dir, f"squad_train_{key}.tf_record")
     counts_path = path + ".counts.json"
-    if os.path.exists(path) and os.path.exists(counts_path):
+    if tf.io.gfile.exists(path) and tf.io.gfile.exists(counts_path):
         counts = json_files.read_json(counts_path, "the counts of a feature cache")
         logging.info("reusing cached SQuAD features %s", path)
         return CachedFeatures(path, reused=True, **counts)
     examples = read_squad_examples(input_file, is_training=True, version_2_with_negative=version_2_with_negative)
     random.Random(seed).shuffle(examples)
-    os.makedirs(cache_dir, exist_ok=True)
+    tf.io.gfile.makedirs(cache_dir)
     features = convert_examples_to_features(examples, tokenizer, max_seq_length, doc_stride, max_query_length,
                                             is_training=True)
     counts = {"num_examples": len(examples), "num_skipped": examples.num_skipped,
@@ -99,11 +100,11 @@ def _cache_key(input_file, tokenizer, max_seq_length, doc_stride, max_query_leng
                seed):
     data_hash = hashlib.sha256()
     try:
-        with open(input_file, "rb") as f:
+        with tf.io.gfile.GFile(input_file, "rb") as f:
             for block in iter(lambda: f.read(1 << 20), b""):
                 data_hash.update(block)
-    except OSError as e:
-        raise SquadError(f"{input_file}: cannot read ({e.strerror}); expected a SQuAD JSON file") from None
+    except tf.errors.OpError as e:
+        raise SquadError(f"{input_file}: cannot read ({e.message}); expected a SQuAD JSON file") from None
     vocab_hash = hashlib.sha256("\n".join(tokenizer.vocab).encode("utf-8")).hexdigest()
     key = {"format": _FORMAT_VERSION, "data": data_hash.hexdigest(), "vocab": vocab_hash,
            "tokenizer": type(tokenizer).__name__, "do_lower_case": tokenizer.do_lower_case,

@@ -97,7 +97,8 @@ def read_squad_examples(input_file, is_training, version_2_with_negative=False):
         is_training: read the answers (prediction reads only ids, questions and paragraphs).
         version_2_with_negative: honour `is_impossible` (SQuAD 2.0).
 
-    Returns a `SquadExamples` list. Raises SquadError naming the file and the place in it on malformed input.
+    Returns a `SquadExamples` list. Raises SquadError naming the file and the place in it on malformed input,
+    and on two questions with the same id (their predictions, keyed by id, would collapse into one).
 
     Example:
     >>> import json, os, tempfile
@@ -112,14 +113,20 @@ def read_squad_examples(input_file, is_training, version_2_with_negative=False):
     data = json_files.read_json(input_file, "a SQuAD JSON file")
     reader = _Reader(input_file)
     examples = SquadExamples()
-    num_questions = 0
+    num_questions, seen = 0, {}
     for a, article in enumerate(reader.field(data, "data", list, "the top level")):
         for p, paragraph in enumerate(reader.field(article, "paragraphs", list, f"data[{a}]")):
             where = f"data[{a}].paragraphs[{p}]"
             doc_tokens, char_to_word_offset = split_paragraph(reader.field(paragraph, "context", str, where))
             for q, qa in enumerate(reader.field(paragraph, "qas", list, where)):
                 num_questions += 1
-                example = reader.example(qa, f"{where}.qas[{q}]", doc_tokens, char_to_word_offset, is_training,
+                qa_where = f"{where}.qas[{q}]"
+                qas_id = reader.field(qa, "id", str, qa_where)
+                if qas_id in seen:
+                    raise SquadError(f"{input_file}: {qa_where}: duplicate question id {qas_id!r} (first at "
+                                     f"{seen[qas_id]}): each question needs its own id")
+                seen[qas_id] = qa_where
+                example = reader.example(qa, qa_where, doc_tokens, char_to_word_offset, is_training,
                                          version_2_with_negative)
                 if example is None:
                     examples.num_skipped += 1

