@@ -1,4 +1,4 @@
-"""An independent NumPy BERT forward pass, written from SPEC §1 and the original modeling.py.
+"""An independent NumPy BERT forward pass, written from the paper and the original modeling.py.
 
 It takes weights as a dict keyed by the original Google TF1 checkpoint names (bert/embeddings/..., cls/...)
 and never imports official_bert, so tests can hold the library against it.
@@ -69,8 +69,13 @@ def random_weights(rng, vocab_size, hidden, layers, intermediate, max_positions=
     return weights
 
 
-def encoder_forward(weights, input_ids, input_mask, segment_ids, num_heads, approximate_gelu, eps=1e-12):
-    """Returns (list of every layer's output [B,T,H], pooled_output [B,H]) in float64."""
+def encoder_forward(weights, input_ids, input_mask, segment_ids, num_heads, approximate_gelu, eps=1e-12,
+                    causal=False):
+    """Returns (list of every layer's output [B,T,H], pooled_output [B,H]) in float64.
+
+    causal: each query attends to keys at its own position and before only (the paper's LTR), and the pooled
+    output is read at the last real token instead of [CLS].
+    """
     w = {k: v.astype(np.float64) for k, v in weights.items()}
     batch, length = input_ids.shape
     x = (w["bert/embeddings/word_embeddings"][input_ids]
@@ -80,6 +85,8 @@ def encoder_forward(weights, input_ids, input_mask, segment_ids, num_heads, appr
     hidden = x.shape[-1]
     head = hidden // num_heads
     bias = (1.0 - input_mask.astype(np.float64))[:, None, None, :] * -10000.0
+    if causal:
+        bias = bias + np.triu(np.ones((length, length)), k=1)[None, None] * -10000.0
     layers = []
     i = 0
     while f"bert/encoder/layer_{i}/output/dense/kernel" in w:
@@ -102,7 +109,8 @@ def encoder_forward(weights, input_ids, input_mask, segment_ids, num_heads, appr
         x = layer_norm(x + out, w[p + "output/LayerNorm/gamma"], w[p + "output/LayerNorm/beta"], eps)
         layers.append(x)
         i += 1
-    pooled = np.tanh(x[:, 0] @ w["bert/pooler/dense/kernel"] + w["bert/pooler/dense/bias"])
+    first = x[np.arange(batch), input_mask.sum(1) - 1] if causal else x[:, 0]
+    pooled = np.tanh(first @ w["bert/pooler/dense/kernel"] + w["bert/pooler/dense/bias"])
     return layers, pooled
 
 
@@ -117,3 +125,16 @@ def pretraining_heads(weights, sequence_output, pooled, masked_positions, approx
     mlm = t @ w["bert/embeddings/word_embeddings"].T + w["cls/predictions/output_bias"]
     nsp = pooled @ w["cls/seq_relationship/output_weights"].T + w["cls/seq_relationship/output_bias"]
     return mlm, nsp
+
+
+def next_token_loss(weights, sequence_output, input_ids, input_mask, approximate_gelu, eps=1e-12):
+    """The left-to-right LM loss: mean cross-entropy of predicting token t+1 from position t (the masked-LM
+    head at every position), over the t whose token t+1 is real."""
+    batch, length = input_ids.shape
+    positions = np.broadcast_to(np.arange(length - 1), (batch, length - 1))
+    logits, _ = pretraining_heads(weights, sequence_output, sequence_output[:, 0], positions, approximate_gelu, eps)
+    logits = logits - logits.max(-1, keepdims=True)
+    log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    nll = -np.take_along_axis(log_probs, input_ids[:, 1:, None], axis=-1)[..., 0]
+    real = input_mask[:, 1:].astype(np.float64)
+    return (nll * real).sum() / real.sum()

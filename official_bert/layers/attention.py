@@ -7,6 +7,7 @@ import tensorflow as tf
 from keras import ops
 
 from official_bert.layers.dense import project
+from official_bert.layers.initializers import truncated_normal
 
 
 @keras.saving.register_keras_serializable(package="official_bert")
@@ -26,7 +27,8 @@ class MultiHeadSelfAttention(keras.layers.Layer):
     Call args:
         x: [B, T, H] hidden states.
         attention_bias: float32, broadcastable to [B, num_heads, T, T]; 0 where a key may be attended,
-            a large negative number (-10000, as the original) where not.
+            a large negative number (-10000, as the original) where not. A bias with a query axis
+            ([B, 1, T, T], e.g. a causal mask) has its rows taken at `query_positions` when those are given.
         query_positions: optional int [B, Q]; when given, only these positions attend and the output is
             [B, Q, H] (used to skip work that pretraining's last layer does not need).
         training: enables dropout.
@@ -48,10 +50,11 @@ class MultiHeadSelfAttention(keras.layers.Layer):
 
     def build(self, x_shape, attention_bias_shape=None):
         hidden = self.num_heads * self.head_size
-        init = keras.initializers.TruncatedNormal(stddev=self.initializer_range)
-        self.qkv_kernel = self.add_weight(shape=(x_shape[-1], 3 * hidden), initializer=init, name="qkv_kernel")
+        self.qkv_kernel = self.add_weight(shape=(x_shape[-1], 3 * hidden),
+                                          initializer=truncated_normal(self.initializer_range), name="qkv_kernel")
         self.qkv_bias = self.add_weight(shape=(3 * hidden,), initializer="zeros", name="qkv_bias")
-        self.output_kernel = self.add_weight(shape=(hidden, hidden), initializer=init, name="output_kernel")
+        self.output_kernel = self.add_weight(shape=(hidden, hidden),
+                                             initializer=truncated_normal(self.initializer_range), name="output_kernel")
         self.output_bias = self.add_weight(shape=(hidden,), initializer="zeros", name="output_bias")
 
     def call(self, x, attention_bias, query_positions=None, training=None):
@@ -63,6 +66,8 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             # Only these rows attend (e.g. the masked positions in the last layer of pretraining): keys and
             # values still come from every position, queries from the gathered rows only.
             rows = tf.gather(x, ops.cast(query_positions, "int32"), batch_dims=1)
+            if attention_bias.shape[2] != 1:
+                attention_bias = tf.gather(attention_bias, ops.cast(query_positions, "int32"), axis=2, batch_dims=1)
             query = project(rows, self.qkv_kernel[:, :hidden], self.qkv_bias[:hidden])
             key, value = ops.split(project(x, self.qkv_kernel[:, hidden:], self.qkv_bias[hidden:]), 2, axis=-1)
         # Scaling the queries (T·D values) rather than the scores (T·T) is cheaper and equivalent.

@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from official_bert.layers.initializers import truncated_normal
+
 
 @keras.saving.register_keras_serializable(package="official_bert")
 class BertEmbeddings(keras.layers.Layer):
@@ -42,16 +44,16 @@ class BertEmbeddings(keras.layers.Layer):
         self.dropout = keras.layers.Dropout(dropout_rate, dtype=self.dtype_policy, name="dropout")
 
     def build(self, input_word_ids_shape, input_type_ids_shape=None):
-        init = keras.initializers.TruncatedNormal(stddev=self.initializer_range)
         # autocast=False: read the tables in float32 even when the layer computes in bfloat16/float16.
         self.word_embeddings = self.add_weight(
-            shape=(self.vocab_size, self.hidden_size), initializer=init, name="word_embeddings", autocast=False)
+            shape=(self.vocab_size, self.hidden_size), initializer=truncated_normal(self.initializer_range),
+            name="word_embeddings", autocast=False)
         self.position_embeddings = self.add_weight(
-            shape=(self.max_position_embeddings, self.hidden_size), initializer=init,
-            name="position_embeddings", autocast=False)
+            shape=(self.max_position_embeddings, self.hidden_size),
+            initializer=truncated_normal(self.initializer_range), name="position_embeddings", autocast=False)
         self.token_type_embeddings = self.add_weight(
-            shape=(self.type_vocab_size, self.hidden_size), initializer=init, name="token_type_embeddings",
-            autocast=False)
+            shape=(self.type_vocab_size, self.hidden_size), initializer=truncated_normal(self.initializer_range),
+            name="token_type_embeddings", autocast=False)
         self.layer_norm.build((None, None, self.hidden_size))
 
     def call(self, input_word_ids, input_type_ids, training=None):

@@ -4,8 +4,9 @@ import keras
 import tensorflow as tf
 from keras import ops
 
-from official_bert import activations
+from official_bert.layers import activations
 from official_bert.layers.dense import TokenDense
+from official_bert.layers.initializers import truncated_normal
 
 
 @keras.saving.register_keras_serializable(package="official_bert")
@@ -51,7 +52,7 @@ class MaskedLMHead(keras.layers.Layer):
         self.layer_norm_eps = layer_norm_eps
         self.dense = TokenDense(
             embeddings.hidden_size, activation=activations.get(activation),
-            kernel_initializer=keras.initializers.TruncatedNormal(stddev=initializer_range),
+            kernel_initializer=truncated_normal(initializer_range),
             dtype=self.dtype_policy, name="transform")
         self.layer_norm = keras.layers.LayerNormalization(epsilon=layer_norm_eps, dtype="float32",
                                                           name="layer_norm")

@@ -4,9 +4,10 @@ import keras
 import tensorflow as tf
 from keras import ops
 
-from official_bert import activations
+from official_bert.layers import activations
 from official_bert.layers.attention import MultiHeadSelfAttention
 from official_bert.layers.dense import TokenDense
+from official_bert.layers.initializers import truncated_normal
 
 
 @keras.saving.register_keras_serializable(package="official_bert")
@@ -44,7 +45,6 @@ class TransformerBlock(keras.layers.Layer):
         self.attention_dropout_rate = attention_dropout_rate
         self.initializer_range = initializer_range
         self.layer_norm_eps = layer_norm_eps
-        init = keras.initializers.TruncatedNormal(stddev=initializer_range)
         self.attention = MultiHeadSelfAttention(
             num_heads, hidden_size // num_heads, dropout_rate=attention_dropout_rate,
             initializer_range=initializer_range, dtype=self.dtype_policy, name="attention")
@@ -53,8 +53,10 @@ class TransformerBlock(keras.layers.Layer):
         self.attention_layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_eps, dtype="float32", name="attention_layer_norm")
         self.intermediate = TokenDense(intermediate_size, activation=activations.get(activation),
-                                       kernel_initializer=init, dtype=self.dtype_policy, name="intermediate")
-        self.output_dense = TokenDense(hidden_size, kernel_initializer=init, dtype=self.dtype_policy, name="output")
+                                       kernel_initializer=truncated_normal(initializer_range),
+                                       dtype=self.dtype_policy, name="intermediate")
+        self.output_dense = TokenDense(hidden_size, kernel_initializer=truncated_normal(initializer_range),
+                                       dtype=self.dtype_policy, name="output")
         self.output_dropout = keras.layers.Dropout(
             dropout_rate, dtype=self.dtype_policy, name="output_dropout")
         self.output_layer_norm = keras.layers.LayerNormalization(

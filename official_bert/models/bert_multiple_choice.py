@@ -34,7 +34,7 @@ class BertMultipleChoice(task_model.TaskModel):
         flat = {name: merge(t) for name, t in inputs.items()}
         pooled = encoder(flat)["pooled_output"]
         pooled = keras.layers.Dropout(dropout_rate, name="dropout")(pooled)
-        scores = keras.layers.Dense(1, kernel_initializer=task_model.initializer(encoder.config),
+        scores = keras.layers.Dense(1, kernel_initializer=task_model.head_initializer(),
                                     dtype="float32", name="classifier")(pooled)
         logits = ops.reshape(scores, (-1, num_choices))
         super().__init__(inputs=inputs, outputs=logits, name=kwargs.pop("name", "bert_multiple_choice"),

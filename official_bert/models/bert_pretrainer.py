@@ -3,7 +3,7 @@
 import keras
 import tensorflow as tf
 
-from official_bert import losses
+from official_bert.models import pretraining_losses as losses
 from official_bert.layers.masked_lm_head import MaskedLMHead
 from official_bert.models import task_model
 
@@ -17,7 +17,9 @@ class BertPretrainer(task_model.TaskModel):
     Training targets for `fit`/`evaluate` are a dict `{"masked_lm_ids", "masked_lm_weights",
     "next_sentence_labels"}`; the loss is mean MLM cross-entropy over positions with weight 1 plus mean
     NSP cross-entropy, and the metrics are the original's masked_lm_accuracy, masked_lm_loss,
-    next_sentence_accuracy and next_sentence_loss.
+    next_sentence_accuracy and next_sentence_loss. As the original's tf.metrics, the masked-LM metrics pool
+    every real masked position since they were last reset (an evaluation: all its batches), rather than
+    averaging per-batch means: batches with more predictions count for more.
 
     Args:
         encoder: a `BertEncoder`.
@@ -58,9 +60,7 @@ class BertPretrainer(task_model.TaskModel):
         weights = y["masked_lm_weights"]
         mlm_loss = losses.masked_lm_loss(y["masked_lm_ids"], y_pred["mlm_logits"], weights)
         total = mlm_loss
-        self.trackers["masked_lm_loss"].update_state(mlm_loss)
-        self.trackers["masked_lm_accuracy"].update_state(
-            losses.masked_lm_accuracy(y["masked_lm_ids"], y_pred["mlm_logits"], weights))
+        losses.update_masked_lm_metrics(self.trackers, y["masked_lm_ids"], y_pred["mlm_logits"], weights)
         if self.use_nsp:
             nsp_loss = losses.next_sentence_loss(y["next_sentence_labels"], y_pred["nsp_logits"])
             total = total + nsp_loss

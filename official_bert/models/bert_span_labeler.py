@@ -27,7 +27,7 @@ class BertSpanLabeler(task_model.TaskModel):
     def __init__(self, encoder, **kwargs):
         inputs = task_model.encoder_inputs()
         sequence_output = encoder(inputs)["sequence_output"]
-        logits = keras.layers.Dense(2, kernel_initializer=task_model.initializer(encoder.config),
+        logits = keras.layers.Dense(2, kernel_initializer=task_model.head_initializer(),
                                     dtype="float32", name="span_logits")(sequence_output)
         outputs = {"start_logits": logits[..., 0], "end_logits": logits[..., 1]}
         super().__init__(inputs=inputs, outputs=outputs, name=kwargs.pop("name", "bert_span_labeler"), **kwargs)

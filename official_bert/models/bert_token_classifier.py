@@ -30,7 +30,7 @@ class BertTokenClassifier(task_model.TaskModel):
         inputs = task_model.encoder_inputs()
         sequence_output = encoder(inputs)["sequence_output"]
         sequence_output = keras.layers.Dropout(dropout_rate, name="dropout")(sequence_output)
-        logits = keras.layers.Dense(num_classes, kernel_initializer=task_model.initializer(encoder.config),
+        logits = keras.layers.Dense(num_classes, kernel_initializer=task_model.head_initializer(),
                                     dtype="float32", name="classifier")(sequence_output)
         super().__init__(inputs=inputs, outputs=logits, name=kwargs.pop("name", "bert_token_classifier"),
                          **kwargs)

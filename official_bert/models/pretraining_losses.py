@@ -1,4 +1,4 @@
-"""Pretraining losses and metrics (SPEC §4), as the original `run_pretraining.py` computes them."""
+"""Pretraining losses and metrics, as the original `run_pretraining.py` computes them."""
 
 from keras import ops
 
@@ -20,10 +20,34 @@ def masked_lm_loss(labels, logits, weights):
     return _weighted_mean(losses, ops.cast(weights, "float32"))
 
 
-def masked_lm_accuracy(labels, logits, weights):
-    """Share of real masked positions whose arg-max prediction is the true id."""
+def update_masked_lm_metrics(trackers, labels, logits, weights, prefix="masked_lm"):
+    """Adds a batch to the `keras.metrics.Mean`s `trackers[prefix + "_accuracy"]` and `[prefix + "_loss"]`,
+    pooled over positions: each position counts with its weight, as in the original's
+    `tf.metrics.accuracy(..., weights=masked_lm_weights)` and `tf.metrics.mean(..., weights=...)`.
+
+    Args:
+        trackers: dict of name → `keras.metrics.Mean`.
+        labels: int [B, P] true token ids.
+        logits: float [B, P, V].
+        weights: float [B, P]; 1.0 for a real prediction, 0.0 for padding.
+        prefix: the metrics' names before _accuracy and _loss.
+
+    Example:
+    >>> import keras, numpy as np
+    >>> trackers = {name: keras.metrics.Mean() for name in ("masked_lm_accuracy", "masked_lm_loss")}
+    >>> logits = np.log(np.array([[[0.5, 0.5], [0.9, 0.1]]], "float32"))
+    >>> update_masked_lm_metrics(trackers, np.array([[0, 0]]), logits, np.array([[1.0, 0.0]]))
+    >>> update_masked_lm_metrics(trackers, np.array([[1, 1]]), logits, np.array([[1.0, 1.0]]))
+    >>> round(float(trackers["masked_lm_accuracy"].result()), 4)  # (1 + 0 + 0) / 3 positions
+    0.3333
+    """
+    weights = ops.reshape(ops.cast(weights, "float32"), (-1,))
+    labels = ops.reshape(labels, (-1,))
+    logits = ops.cast(ops.reshape(logits, (-1, ops.shape(logits)[-1])), "float32")
     correct = ops.cast(ops.equal(ops.argmax(logits, axis=-1), ops.cast(labels, "int64")), "float32")
-    return _weighted_mean(correct, ops.cast(weights, "float32"))
+    trackers[f"{prefix}_accuracy"].update_state(correct, sample_weight=weights)
+    trackers[f"{prefix}_loss"].update_state(
+        ops.sparse_categorical_crossentropy(labels, logits, from_logits=True), sample_weight=weights)
 
 
 def next_sentence_loss(labels, logits):

@@ -2,6 +2,8 @@
 
 import keras
 
+from official_bert.layers.initializers import truncated_normal
+
 ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 
 
@@ -10,8 +12,20 @@ def encoder_inputs(shape=(None,)):
     return {name: keras.Input(shape=shape, dtype="int32", name=name) for name in ENCODER_INPUTS}
 
 
+# The original's run_classifier.py and run_squad.py draw their output layers with stddev 0.02 whatever the
+# config's initializer_range (which the encoder, the pooler and the pretraining heads use).
+FINE_TUNING_HEAD_STDDEV = 0.02
+
+
 def initializer(config):
-    return keras.initializers.TruncatedNormal(stddev=config.initializer_range)
+    """A new initializer for a pretraining head's kernel: the config's initializer_range (see
+    `layers.initializers.truncated_normal`)."""
+    return truncated_normal(config.initializer_range)
+
+
+def head_initializer():
+    """A new initializer for a fine-tuning head's kernel: stddev 0.02, as the original's run scripts."""
+    return truncated_normal(FINE_TUNING_HEAD_STDDEV)
 
 
 class TaskModel(keras.Model):

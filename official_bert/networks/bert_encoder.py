@@ -5,6 +5,7 @@ from keras import ops
 
 from official_bert.configs import BertConfig
 from official_bert.layers.embeddings import BertEmbeddings
+from official_bert.layers.initializers import truncated_normal
 from official_bert.layers.transformer_block import TransformerBlock
 
 # The additive bias on scores of padded keys, as in the original (exp(-10000) underflows to 0 in float32).
@@ -22,9 +23,15 @@ class BertEncoder(keras.Model):
     Outputs, a dict: `sequence_output` [B, T, H] (last layer), `pooled_output` [B, H]
     (tanh(Dense) of the [CLS] vector), `encoder_outputs` (list of every layer's [B, T, H] output, in order).
 
+    With `causal_attention` each position attends to itself and the positions before it only, as in the paper's
+    left-to-right baseline ("LTR & No NSP"); [CLS] then sees nothing of the text, so `pooled_output` is taken
+    from the last real token (the final [SEP]) instead, the only one that sees the whole sequence. The weights
+    and their names are the same either way.
+
     Args:
         config: a `BertConfig` (or a dict of its fields).
         dtype: optional dtype policy, e.g. "mixed_bfloat16"; defaults to the global policy.
+        causal_attention: the left-to-right (causal) attention mask, and pooling of the last real token.
 
     Example:
     >>> import numpy as np
@@ -37,7 +44,7 @@ class BertEncoder(keras.Model):
     ((1, 5, 128), (1, 128), 2)
     """
 
-    def __init__(self, config, dtype=None, **kwargs):
+    def __init__(self, config, dtype=None, causal_attention=False, **kwargs):
         if isinstance(config, dict):
             config = BertConfig(**config)
         name = kwargs.pop("name", "bert_encoder")
@@ -59,9 +66,9 @@ class BertEncoder(keras.Model):
             dtype=dtype, name=f"transformer_layer_{i}") for i in range(config.num_hidden_layers)]
         pooler = keras.layers.Dense(
             config.hidden_size, activation="tanh",
-            kernel_initializer=keras.initializers.TruncatedNormal(stddev=config.initializer_range),
+            kernel_initializer=truncated_normal(config.initializer_range),
             dtype=dtype, name="pooler")
-        encoder_outputs, pooled = _forward(embeddings, blocks, pooler, inputs)
+        encoder_outputs, pooled = _forward(embeddings, blocks, pooler, inputs, causal_attention)
         x = encoder_outputs[-1]
         outputs = {"sequence_output": x, "pooled_output": pooled, "encoder_outputs": encoder_outputs}
         super().__init__(inputs=inputs, outputs=outputs, name=name, **kwargs)
@@ -70,6 +77,7 @@ class BertEncoder(keras.Model):
         self._blocks = blocks
         self._pooler = pooler
         self.layer_dtype = dtype
+        self.causal_attention = causal_attention
 
     @property
     def transformer_layers(self):
@@ -86,12 +94,15 @@ class BertEncoder(keras.Model):
         that pretraining reads ([CLS] and the P masked positions) instead of all T: for BERT-mini at
         length 128 that skips most of a quarter of the encoder's work.
         """
-        cls_and_masked = ops.concatenate([ops.zeros_like(masked_positions[:, :1]), masked_positions], axis=1)
-        encoder_outputs, pooled = _forward(self.embeddings, self._blocks, self._pooler, inputs, cls_and_masked)
+        pooled_and_masked = ops.concatenate(
+            [_pooled_position(inputs["input_mask"], masked_positions, self.causal_attention), masked_positions],
+            axis=1)
+        encoder_outputs, pooled = _forward(self.embeddings, self._blocks, self._pooler, inputs,
+                                           self.causal_attention, pooled_and_masked)
         return encoder_outputs[-1][:, 1:], pooled
 
     def get_config(self):
-        config = {"config": self.config.to_dict(), "name": self.name}
+        config = {"config": self.config.to_dict(), "name": self.name, "causal_attention": self.causal_attention}
         if self.layer_dtype is not None:
             config["dtype"] = keras.dtype_policies.serialize(keras.dtype_policies.get(self.layer_dtype))
         return config
@@ -104,19 +115,39 @@ class BertEncoder(keras.Model):
         return cls(**config)
 
 
-def _forward(embeddings, blocks, pooler, inputs, last_layer_positions=None):
-    """Runs the layers; returns (every block's output, pooled output of the first row of the last)."""
+def _forward(embeddings, blocks, pooler, inputs, causal_attention, last_layer_positions=None):
+    """Runs the layers; returns (every block's output, pooled output).
+
+    The pooled row is the first of `last_layer_positions` when given (the caller puts the pooled position
+    there), else [CLS] or, with causal attention, the last real token.
+    """
     x = embeddings(inputs["input_word_ids"], inputs["input_type_ids"])
-    attention_bias = _attention_bias(inputs["input_mask"])
+    attention_bias = _attention_bias(inputs["input_mask"], causal_attention)
     encoder_outputs = []
     for i, block in enumerate(blocks):
         positions = last_layer_positions if i == len(blocks) - 1 else None
         x = block(x, attention_bias, output_positions=positions)
         encoder_outputs.append(x)
+    if last_layer_positions is None and causal_attention:
+        last = _pooled_position(inputs["input_mask"], None, causal_attention)
+        return encoder_outputs, pooler(ops.take_along_axis(x, last[:, :, None], axis=1)[:, 0, :])
     return encoder_outputs, pooler(x[:, 0, :])
 
 
-def _attention_bias(input_mask):
-    """[B, T] 1/0 mask → float32 [B, 1, 1, T] additive bias for the attention scores."""
+def _pooled_position(input_mask, like, causal_attention):
+    """int32 [B, 1]: the position `pooled_output` reads: 0 ([CLS]), or the last real token's if causal."""
+    if not causal_attention:
+        return ops.zeros_like(like[:, :1])
+    return ops.cast(ops.sum(ops.cast(input_mask, "int32"), axis=1, keepdims=True) - 1, "int32")
+
+
+def _attention_bias(input_mask, causal_attention=False):
+    """[B, T] 1/0 mask → float32 additive bias for the attention scores: [B, 1, 1, T] on the padded keys, or
+    [B, 1, T, T] with causal attention, where it also masks every key after its query."""
     mask = ops.cast(input_mask, "float32")
-    return (1.0 - mask)[:, None, None, :] * MASK_BIAS
+    bias = (1.0 - mask)[:, None, None, :] * MASK_BIAS
+    if not causal_attention:
+        return bias
+    positions = ops.cumsum(ops.ones_like(mask), axis=1)  # 1, 2, ..., T in every row
+    later = ops.cast(ops.greater(positions[:, None, :], positions[:, :, None]), "float32")  # [B, query, key]
+    return bias + later[:, None, :, :] * MASK_BIAS

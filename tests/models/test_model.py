@@ -8,7 +8,9 @@ import pytest
 import tensorflow as tf
 
 from official_bert import (BertClassifier, BertConfig, BertEncoder, BertMultipleChoice, BertPretrainer,
-                           BertSpanLabeler, BertTokenClassifier, losses)
+                           BertSpanLabeler, BertTokenClassifier, ConfigError)
+from official_bert.models import pretraining_losses as losses
+from official_bert.training.step_functions import install_step_functions
 from tests import numpy_bert
 
 VOCAB, HIDDEN, LAYERS, HEADS, INTER, POSITIONS = 50, 16, 2, 4, 32, 64
@@ -48,8 +50,9 @@ def assign_google_weights(pretrainer, w):
     head.layer_norm.set_weights([w["cls/predictions/transform/LayerNorm/gamma"],
                                  w["cls/predictions/transform/LayerNorm/beta"]])
     head.output_bias.assign(w["cls/predictions/output_bias"])
-    pretrainer.get_layer("next_sentence").set_weights(
-        [w["cls/seq_relationship/output_weights"].T, w["cls/seq_relationship/output_bias"]])
+    if any(layer.name == "next_sentence" for layer in pretrainer.layers):
+        pretrainer.get_layer("next_sentence").set_weights(
+            [w["cls/seq_relationship/output_weights"].T, w["cls/seq_relationship/output_bias"]])
 
 
 def sample_batch(rng, batch=3, length=12):
@@ -131,7 +134,6 @@ def test_masked_lm_loss_ignores_zero_weight_positions():
     weights = np.array([[1.0, 1.0, 0.0]], np.float32)
     expected = -(np.log(0.7) + np.log(0.8)) / (2 + 1e-5)  # the third position does not count
     assert float(losses.masked_lm_loss(labels, logits, weights)) == pytest.approx(expected, rel=1e-5)
-    assert float(losses.masked_lm_accuracy(labels, logits, weights)) == pytest.approx(2 / (2 + 1e-5))
     nsp_logits = np.log(np.array([[0.9, 0.1], [0.25, 0.75]], np.float32))
     expected_nsp = -(np.log(0.9) + np.log(0.25)) / 2
     assert float(losses.next_sentence_loss(np.array([[0], [0]]), nsp_logits)) == pytest.approx(expected_nsp, 1e-5)
@@ -147,6 +149,8 @@ def _task_models():
     yield "pretrainer_no_nsp", BertPretrainer(BertEncoder(tiny_config()), use_nsp=False), True
     yield "classifier", BertClassifier(BertEncoder(tiny_config()), num_classes=3), False
     yield "regression", BertClassifier(BertEncoder(tiny_config()), num_classes=1), False
+    yield "feature_based", BertClassifier(BertEncoder(tiny_config()), num_classes=3, feature_layers=2), False
+    yield "causal", BertClassifier(BertEncoder(tiny_config(), causal_attention=True), num_classes=3), False
     yield "span", BertSpanLabeler(BertEncoder(tiny_config())), False
     yield "token", BertTokenClassifier(BertEncoder(tiny_config()), num_classes=5), False
 
@@ -181,6 +185,30 @@ def test_multiple_choice_scores_each_choice_with_the_encoder():
     for c in range(2):
         pooled = encoder({k: v[:, c] for k, v in choices.items()})["pooled_output"]
         np.testing.assert_allclose(logits[:, c], dense(pooled).numpy()[:, 0], atol=1e-5)
+
+
+def test_feature_based_classifier_trains_a_head_on_the_frozen_last_layers():
+    """Paper Table 7's feature-based approach: the concatenated last layers, averaged over real tokens, feed
+    the only trained layer."""
+    keras.utils.set_random_seed(9)
+    encoder = BertEncoder(tiny_config())
+    model = BertClassifier(encoder, num_classes=2, dropout_rate=0.0, feature_layers=2)
+    batch = sample_batch(np.random.default_rng(10))
+    layers = [o.numpy() for o in encoder(batch, training=False)["encoder_outputs"]]
+    mask = batch["input_mask"][..., None].astype(np.float64)
+    features = (np.concatenate(layers[-2:], axis=-1) * mask).sum(1) / mask.sum(1)
+    kernel, bias = model.get_layer("classifier").get_weights()
+    np.testing.assert_allclose(model(batch).numpy(), features @ kernel + bias, atol=1e-5)
+    assert [w.path for w in model.trainable_weights] == ["classifier/kernel", "classifier/bias"]
+    before = [w.numpy().copy() for w in encoder.weights]
+    model.compile(optimizer=keras.optimizers.Adam(1e-2),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(batch, np.array([0, 1, 1]), epochs=3, verbose=0)
+    assert not np.array_equal(kernel, model.get_layer("classifier").get_weights()[0])
+    for a, w in zip(before, encoder.weights):
+        np.testing.assert_array_equal(a, w.numpy(), err_msg=w.path)
+    with pytest.raises(ConfigError, match="feature_layers=3"):
+        BertClassifier(BertEncoder(tiny_config()), num_classes=2, feature_layers=3)
 
 
 def test_encoder_trains_inside_a_users_functional_model():
@@ -226,8 +254,45 @@ def test_pretrainer_fits_and_reports_the_original_metrics(jit_compile):
                                + np.array(history["next_sentence_loss"]), rtol=1e-4)
 
 
+def test_evaluation_pools_masked_lm_metrics_over_every_real_position():
+    """As the original's tf.metrics with weights=masked_lm_weights: a batch of 1 real prediction and one of 11
+    weigh 1:11, not 1:1 as a mean of the two batch means would."""
+    keras.utils.set_random_seed(2)
+    model = BertPretrainer(BertEncoder(tiny_config()))
+    model.compile(optimizer="sgd")
+    install_step_functions(model, tf.distribute.get_strategy(), steps_per_execution=2)
+    rng = np.random.default_rng(8)
+    batches = []
+    for real, right in ((1, 1), (11, 3)):  # real predictions, of which the model gets `right` right
+        x, y = pretraining_data(rng, batch=4, predictions=3)
+        y["masked_lm_weights"] = (np.arange(12) < real).reshape(4, 3).astype(np.float32)
+        guesses = model(x)["mlm_logits"].numpy().argmax(-1).reshape(-1)
+        ids = y["masked_lm_ids"].reshape(-1)
+        ids[:right] = guesses[:right]
+        ids[right:] = np.where(ids[right:] == guesses[right:], (ids[right:] + 1) % VOCAB, ids[right:])
+        batches.append((x, y))
+    correct = losses_sum = count = 0.0
+    for x, y in batches:
+        logits = model(x)["mlm_logits"].numpy().astype(np.float64)
+        log_probs = logits - np.log(np.exp(logits - logits.max(-1, keepdims=True)).sum(-1, keepdims=True)) \
+            - logits.max(-1, keepdims=True)
+        ids, weights = y["masked_lm_ids"], y["masked_lm_weights"]
+        correct += ((logits.argmax(-1) == ids) * weights).sum()
+        losses_sum += (-np.take_along_axis(log_probs, ids[..., None], -1)[..., 0] * weights).sum()
+        count += weights.sum()
+    per_batch_means = [float(losses.masked_lm_loss(y["masked_lm_ids"], model(x)["mlm_logits"],
+                                                   y["masked_lm_weights"])) for x, y in batches]
+    dataset = tf.data.Dataset.from_tensor_slices(tuple(
+        {k: np.stack([b[i][k] for b in batches]) for k in batches[0][i]} for i in (0, 1)))
+    results = model.evaluate(dataset, steps=2, verbose=0, return_dict=True)
+    assert results["masked_lm_loss"] == pytest.approx(losses_sum / count, rel=1e-5)
+    assert correct == 4 and count == 12
+    assert results["masked_lm_accuracy"] == pytest.approx(4 / 12, abs=1e-6)  # not (1/1 + 3/11) / 2
+    assert abs(results["masked_lm_loss"] - np.mean(per_batch_means)) > 1e-3  # the two ways differ here
+
+
 @pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
-def test_mixed_precision_keeps_layer_norm_softmax_and_losses_in_float32(policy):
+def test_mixed_precision_keeps_layer_norm_softmax_and_losses_in_float32(policy, monkeypatch):
     model = BertPretrainer(BertEncoder(tiny_config(), dtype=policy))
     x, y = pretraining_data(np.random.default_rng(8))
     out = model(x)
@@ -243,11 +308,19 @@ def test_mixed_precision_keeps_layer_norm_softmax_and_losses_in_float32(policy):
     assert model.encoder.embeddings.word_embeddings.dtype == "float32"
     loss = model.compute_loss(x, y, out)
     assert loss.dtype == "float32" and np.isfinite(float(loss))
-    # Softmax in float32: with masked keys the probabilities of real keys sum to 1 within float32 rounding.
+    # Softmax in float32: the attention scores reach softmax as float32 whatever the compute dtype.
     att = block.attention
     hidden = model.encoder.embeddings(x["input_word_ids"], x["input_type_ids"])
     bias = np.where(x["input_mask"][:, None, None, :] > 0, 0.0, -10000.0).astype(np.float32)
+    softmax, seen = keras.ops.softmax, []
+
+    def recording_softmax(scores, *args, **kwargs):
+        seen.append(keras.backend.standardize_dtype(scores.dtype))
+        return softmax(scores, *args, **kwargs)
+
+    monkeypatch.setattr(keras.ops, "softmax", recording_softmax)
     assert att(hidden, bias).dtype == compute
+    assert seen == ["float32"]
 
 
 def test_config_json_round_trip_and_hugging_face_names(tmp_path):

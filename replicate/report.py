@@ -1,0 +1,361 @@
+"""`make replicate`'s report: results.md (the paper's figures beside ours), claims.txt (which claims hold at this
+scale) and, with matplotlib installed (requirements-replicate.txt), dev_accuracy.png and pretraining_curves.png.
+
+    python replicate/report.py --output_dir=replicate_out --seeds=1,2,3 --main_shape=4x128 --size_shapes=2x128,4x256
+
+It reads what replicate/run.sh leaves in --output_dir: pretrain/<run>/eval_results.txt (held-out evaluation) and
+pretrain/<run>/train/ (TensorBoard scalars of training), finetune/<variant>-seed<seed>/eval_results.txt (dev
+accuracy on the era task) and the stage stamps .done-<stage> (seconds each stage took). Runs that are missing
+are listed as such; the report never fails for them.
+"""
+
+import dataclasses
+import math
+import os
+
+from official_bert import cli  # first: it quiets TensorFlow's C++ start-up logging
+
+import numpy as np
+import tensorflow as tf
+from absl import flags
+
+from official_bert.errors import Error
+from official_bert.io import atomic_local_path, write_text
+from official_bert.training.monitor import read_scalars
+
+FLAGS = flags.FLAGS
+
+# The paper's figures (dev sets, BERT-Base unless said).
+PAPER_TABLE_5 = {
+    "mlm_nsp": "BERT-Base: MNLI-m 84.4, QNLI 88.4, MRPC 86.7, SST-2 92.7, SQuAD F1 88.5",
+    "mlm": "No NSP: 83.9, 84.9, 86.5, 92.6, 87.9",
+    "ltr": "LTR & No NSP: 82.1, 84.3, 77.5, 92.1, 77.8",
+}
+# Table 6: (L/H/A, held-out MLM perplexity, MNLI-m, MRPC, SST-2).
+PAPER_TABLE_6 = (("3/768/12", 5.84, 77.9, 79.8, 88.4), ("6/768/3", 5.24, 80.6, 82.2, 90.7),
+                 ("6/768/12", 4.68, 81.9, 84.8, 91.3), ("12/768/12", 3.99, 84.4, 86.7, 92.9),
+                 ("12/1024/16", 3.54, 85.7, 86.9, 93.3), ("24/1024/16", 3.23, 86.6, 87.8, 93.7))
+# Our three sizes are set beside these rows of Table 6, smallest to largest.
+PAPER_SIZE_ROWS = (0, 2, 3)
+PAPER_TABLE_7 = "Table 7, CoNLL-2003 dev F1: fine-tuning 96.4, feature-based (concat last four) 96.1"
+# A difference of means counts as clear at this many standard errors (over seeds).
+CLEAR = 2.0
+# "Comes close": the feature-based approach within this many accuracy points of fine-tuning.
+CLOSE_POINTS = 5.0
+
+
+class ReportError(Error):
+    """A replicate output directory or flag the report cannot use."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    """One fine-tuned row of the table.
+
+    Args:
+        name: its fine-tuning runs are finetune/<name>-seed<seed>.
+        label: the table's first column.
+        pretrain: the pretraining run whose held-out results it shows (pretrain/<pretrain>), or None.
+        paper: the paper's corresponding figures.
+    """
+
+    name: str
+    label: str
+    pretrain: str = None
+    paper: str = "—"
+
+
+def shape_size(shape):
+    """The non-embedding parameter count of a "LAYERSxHIDDEN" shape (FFN 4H), to order sizes.
+
+    Example:
+    >>> shape_size("2x128") < shape_size("4x128") < shape_size("4x256")
+    True
+    """
+    layers, hidden = (int(part) for part in shape.split("x"))
+    return layers * 12 * hidden * hidden
+
+
+def variants(main_shape, size_shapes):
+    """The table's rows, in order: Table 5's three, the sizes (Table 6), random init, feature-based (Table 7)."""
+    rows = [Variant("mlm_nsp", f"(a) MLM + NSP, {main_shape}", "mlm_nsp", PAPER_TABLE_5["mlm_nsp"]),
+            Variant("mlm", f"(b) MLM only (No NSP), {main_shape}", "mlm", PAPER_TABLE_5["mlm"]),
+            Variant("ltr", f"(c) LTR, no NSP, {main_shape}", "ltr", PAPER_TABLE_5["ltr"])]
+    for rank, shape in enumerate(sorted(set(size_shapes) | {main_shape}, key=shape_size)):
+        name, ppl, mnli, mrpc, sst = PAPER_TABLE_6[PAPER_SIZE_ROWS[min(rank, len(PAPER_SIZE_ROWS) - 1)]]
+        run = "mlm_nsp" if shape == main_shape else f"size_{shape}"
+        label = f"(d) size {shape}" + (" = (a)" if shape == main_shape else "")
+        rows.append(Variant(run, label, run, f"Table 6, {name}: MLM ppl {ppl}; MNLI-m {mnli}, MRPC {mrpc}, "
+                                             f"SST-2 {sst}"))
+    rows.append(Variant("random", f"(e) random initialization, {main_shape}", None,
+                        "— (no table: the paper's premise)"))
+    rows.append(Variant("features", "(f) feature-based: frozen (a), concat last 4", "mlm_nsp", PAPER_TABLE_7))
+    return rows
+
+
+def read_key_values(path):
+    """The "key = value" lines of an eval_results.txt as {key: float}; {} if the file does not exist."""
+    if not tf.io.gfile.exists(path):
+        return {}
+    values = {}
+    with tf.io.gfile.GFile(path) as f:
+        for line in f:
+            key, sep, value = line.partition(" = ")
+            if sep:
+                try:
+                    values[key.strip()] = float(value)
+                except ValueError:
+                    pass  # a text value, such as the checkpoint a --keep_best run used
+    return values
+
+
+def dev_accuracies(output_dir, name, seeds):
+    """{seed: dev accuracy} of a variant's fine-tuning runs that finished."""
+    found = {}
+    for seed in seeds:
+        results = read_key_values(os.path.join(output_dir, "finetune", f"{name}-seed{seed}", "eval_results.txt"))
+        accuracy = results.get("eval_accuracy", results.get("accuracy"))
+        if accuracy is not None:
+            found[seed] = accuracy
+    return found
+
+
+def heldout(output_dir, run):
+    """A pretraining run's held-out figures: ("MLM" or "LTR", accuracy, perplexity), or None."""
+    results = read_key_values(os.path.join(output_dir, "pretrain", run, "eval_results.txt"))
+    for kind, prefix in (("MLM", "masked_lm"), ("LTR", "lm")):
+        if f"{prefix}_accuracy" in results:
+            return kind, results[f"{prefix}_accuracy"], math.exp(results[f"{prefix}_loss"])
+    return None
+
+
+@dataclasses.dataclass
+class Summary:
+    """A variant's results: dev accuracies by seed and its pretraining run's held-out figures."""
+
+    variant: Variant
+    accuracies: dict
+    heldout: tuple = None
+
+    @property
+    def mean(self):
+        return float(np.mean(list(self.accuracies.values()))) if self.accuracies else float("nan")
+
+    @property
+    def std(self):
+        """Sample standard deviation over seeds (n − 1); 0 for a single seed."""
+        values = list(self.accuracies.values())
+        return float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
+
+
+def summarize(output_dir, rows, seeds):
+    return [Summary(v, dev_accuracies(output_dir, v.name, seeds), v.pretrain and heldout(output_dir, v.pretrain))
+            for v in rows]
+
+
+def _accuracy_text(summary, seeds):
+    if not summary.accuracies:
+        return "missing"
+    text = f"{100 * summary.mean:.1f} ± {100 * summary.std:.1f}"
+    if len(summary.accuracies) < len(seeds):
+        text += f" ({len(summary.accuracies)} of {len(seeds)} seeds)"
+    return text
+
+
+def _heldout_text(summary):
+    if summary.variant.pretrain is None:
+        return "—"
+    if summary.heldout is None:
+        return "missing"
+    kind, accuracy, perplexity = summary.heldout
+    return f"{kind} acc {100 * accuracy:.1f} %, ppl {perplexity:.1f}"
+
+
+def results_table(summaries, seeds):
+    """The markdown table: each variant, the paper's figures, our dev accuracy (mean ± std, %) and held-out
+    pretraining figures."""
+    lines = ["| Variant | Paper (dev; BERT-Base unless said) | Era dev accuracy, % (mean ± std over "
+             f"{len(seeds)} seeds) | Held-out pretraining: accuracy, perplexity |",
+             "|---|---|---|---|"]
+    for s in summaries:
+        lines.append(f"| {s.variant.label} | {s.variant.paper} | {_accuracy_text(s, seeds)} | {_heldout_text(s)} |")
+    return "\n".join(lines) + "\n"
+
+
+def compare(better, worse):
+    """(verdict, detail) for the claim that `better` beats `worse` on dev accuracy.
+
+    Example:
+    >>> a = Summary(Variant("a", "a"), {1: 0.80, 2: 0.82, 3: 0.81})
+    >>> b = Summary(Variant("b", "b"), {1: 0.70, 2: 0.71, 3: 0.72})
+    >>> compare(a, b)[0], compare(b, a)[0]
+    ('holds', 'does not hold')
+    """
+    if not better.accuracies or not worse.accuracies:
+        return "not run", "missing runs"
+    diff = better.mean - worse.mean
+    se = math.sqrt(better.std ** 2 / len(better.accuracies) + worse.std ** 2 / len(worse.accuracies))
+    detail = f"{100 * better.mean:.1f} vs {100 * worse.mean:.1f} ({100 * diff:+.1f} points"
+    if se > 0:
+        detail += f", {diff / se:+.1f} standard errors)"
+    else:
+        detail += ")"
+    if diff <= 0:
+        return "does not hold", detail
+    if se > 0 and diff / se < CLEAR:
+        return "same direction, within seed noise", detail
+    return "holds", detail
+
+
+def claims(summaries):
+    """[(claim, verdict, detail)] for the paper's five claims, from the summaries."""
+    by_name = {s.variant.name: s for s in summaries}
+    results = [
+        ("Pretraining helps: (a) beats random initialization (e)", *compare(by_name["mlm_nsp"], by_name["random"])),
+        ("Removing NSP hurts (Table 5): (a) beats (b)", *compare(by_name["mlm_nsp"], by_name["mlm"])),
+        ("Bidirectionality matters (Table 5): No NSP (b) beats LTR & No NSP (c)",
+         *compare(by_name["mlm"], by_name["ltr"])),
+    ]
+    sizes = [s for s in summaries if s.variant.label.startswith("(d)")]
+    steps = [compare(larger, smaller) for smaller, larger in zip(sizes, sizes[1:])]
+    verdicts = {verdict for verdict, _ in steps}
+    size_verdict = next((v for v in ("not run", "does not hold", "same direction, within seed noise") if v in verdicts),
+                        "holds")
+    perplexities = [f"{s.heldout[2]:.1f}" if s.heldout else "?" for s in sizes]
+    results.append(("Bigger models help (Table 6): dev accuracy rises with size", size_verdict,
+                    "; ".join(d for _, d in steps) + f"; held-out MLM ppl {' -> '.join(perplexities)}"))
+    features, tuned = by_name["features"], by_name["mlm_nsp"]
+    below, detail = compare(tuned, features)
+    gap = 100 * (tuned.mean - features.mean)
+    if below == "not run":
+        verdict = below
+    elif below == "does not hold":
+        verdict = "does not hold (not below fine-tuning)"
+    elif gap > CLOSE_POINTS:
+        verdict = f"does not hold (below, but not within {CLOSE_POINTS:.0f} points)"
+    else:
+        verdict = below
+    results.append(("Feature-based (f) comes close to fine-tuning (a) but stays below (Table 7)", verdict, detail))
+    return results
+
+
+def claims_text(results):
+    return "".join(f"{verdict.upper():<36} {claim}: {detail}\n" for claim, verdict, detail in results)
+
+
+def stage_seconds(output_dir):
+    """{stage: seconds} from the .done-<stage> stamps."""
+    seconds = {}
+    for name in sorted(tf.io.gfile.listdir(output_dir)):
+        if name.startswith(".done-"):
+            with tf.io.gfile.GFile(os.path.join(output_dir, name)) as f:
+                seconds[name[len(".done-"):]] = int(f.read().strip() or 0)
+    return seconds
+
+
+def results_markdown(summaries, seeds, main_shape, pretrain_steps, seconds):
+    """results.md: the scale, the table, the verdicts and the time it took."""
+    pretrain = sum(v for k, v in seconds.items() if k.startswith("pretrain-"))
+    finetune = sum(v for k, v in seconds.items() if k.startswith("finetune-"))
+    table6 = "; ".join(f"{name}: {ppl} / {mnli} / {mrpc} / {sst}" for name, ppl, mnli, mrpc, sst in PAPER_TABLE_6)
+    return (
+        "# The paper's claims at small scale (`make replicate`)\n\n"
+        f"Pretraining: {pretrain_steps} steps on the State of the Union corpus (data/corpus), the same steps, batch, "
+        f"learning rate and data for every run; main shape {main_shape} (layers x hidden size). Fine-tuning: the "
+        f"era task (data/classification: 3 classes, chance 33.3 %), seeds {', '.join(map(str, seeds))}, dev "
+        "accuracy of the final checkpoint. Held-out: the pretraining objective on held-out addresses "
+        "(perplexity = exp of the mean cross-entropy; MLM and LTR perplexities measure different tasks). "
+        "The paper's figures are BERT-Base's on GLUE/SQuAD/CoNLL: compare directions, not values.\n\n"
+        + results_table(summaries, seeds)
+        + f"\nTable 6 in full (L/H/A: held-out MLM ppl; MNLI-m / MRPC / SST-2): {table6}. Our sizes sit beside "
+        "its rows by rank, smallest to smallest.\n\n"
+        "## Claims\n\n```\n" + claims_text(claims(summaries)) + "```\n\n"
+        f"A difference is clear at {CLEAR:.0f} standard errors over seeds; the feature-based approach is close "
+        f"within {CLOSE_POINTS:.0f} points.\n\n"
+        f"Time: pretraining {pretrain} s, fine-tuning {finetune} s (runs side by side), "
+        f"all stages {sum(seconds.values())} s.\n")
+
+
+def write_plots(output_dir, summaries, curves):
+    """dev_accuracy.png (bars with std error bars) and pretraining_curves.png; returns the paths written, or []
+    when matplotlib is not installed (pip install -r requirements-replicate.txt).
+
+    Args:
+        output_dir: where the PNGs go.
+        summaries: the `Summary`s of the table.
+        curves: {label: {metric: {step: value}}}, the pretraining runs' TensorBoard scalars.
+    """
+    try:
+        import matplotlib
+    except ImportError:
+        return []
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    written = []
+    done = [s for s in summaries if s.accuracies]
+    figure, axes = pyplot.subplots(figsize=(10, 4.5))
+    axes.bar(range(len(done)), [100 * s.mean for s in done], yerr=[100 * s.std for s in done], capsize=4,
+             color="tab:blue")
+    axes.axhline(100 / 3, color="gray", linestyle="--", label="chance")
+    axes.set_xticks(range(len(done)), [s.variant.label for s in done], rotation=30, ha="right", fontsize=8)
+    axes.set(ylabel="dev accuracy, %", title="Era task: dev accuracy, mean ± std over seeds")
+    axes.legend()
+    figure.tight_layout()
+    written.append(_save(figure, os.path.join(output_dir, "dev_accuracy.png")))
+
+    figure, (loss_axes, accuracy_axes) = pyplot.subplots(1, 2, figsize=(11, 4))
+    for label, scalars in curves.items():
+        prefix = "lm" if "lm_loss" in scalars else "masked_lm"
+        for axes, metric in ((loss_axes, f"{prefix}_loss"), (accuracy_axes, f"{prefix}_accuracy")):
+            points = sorted(scalars.get(metric, {}).items())
+            if points:
+                axes.plot(*zip(*points), marker=".", label=label)
+    loss_axes.set(xlabel="step", ylabel="training cross-entropy", title="Masked tokens; next token for LTR")
+    accuracy_axes.set(xlabel="step", ylabel="training accuracy", title="Masked tokens; next token for LTR")
+    accuracy_axes.legend()
+    figure.tight_layout()
+    written.append(_save(figure, os.path.join(output_dir, "pretraining_curves.png")))
+    return written
+
+
+def _save(figure, path):
+    from matplotlib import pyplot
+
+    with atomic_local_path(path) as tmp:
+        figure.savefig(tmp, format="png", dpi=120)
+    pyplot.close(figure)
+    return path
+
+
+def main():
+    if not tf.io.gfile.isdir(FLAGS.output_dir):
+        raise ReportError(f"--output_dir={FLAGS.output_dir}: no such directory (run replicate/run.sh first)")
+    seeds = [int(s) for s in FLAGS.seeds]
+    summaries = summarize(FLAGS.output_dir, variants(FLAGS.main_shape, FLAGS.size_shapes), seeds)
+    results = claims(summaries)
+    markdown = results_markdown(summaries, seeds, FLAGS.main_shape, FLAGS.pretrain_steps,
+                                stage_seconds(FLAGS.output_dir))
+    write_text(os.path.join(FLAGS.output_dir, "results.md"), markdown)
+    write_text(os.path.join(FLAGS.output_dir, "claims.txt"), claims_text(results))
+    curves = {label: read_scalars(os.path.join(FLAGS.output_dir, "pretrain", run, "train"))
+              for label, run in (("(a) MLM + NSP", "mlm_nsp"), ("(b) MLM only", "mlm"), ("(c) LTR", "ltr"))}
+    plots = write_plots(FLAGS.output_dir, summaries, curves)
+    print(results_table(summaries, seeds))
+    print(f"wrote {os.path.join(FLAGS.output_dir, 'results.md')}"
+          + (f", {', '.join(plots)}" if plots else " (no plots: pip install -r requirements-replicate.txt)"))
+
+
+def run():
+    """The report as a command. Its flags are defined here, not on import: the tests import this module's
+    functions beside tools that define --output_dir too."""
+    flags.DEFINE_string("output_dir", None, "The directory replicate/run.sh wrote (replicate_out).")
+    flags.DEFINE_list("seeds", ["1", "2", "3"], "The fine-tuning seeds.")
+    flags.DEFINE_string("main_shape", "4x128", "The shape (LAYERSxHIDDEN) of (a), (b), (c), (e), (f).")
+    flags.DEFINE_list("size_shapes", ["2x128", "4x256"], "The other shapes of (d).")
+    flags.DEFINE_integer("pretrain_steps", None, "Steps of each pretraining run, for the description.")
+    cli.run(main, required_flags=["output_dir"])
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# `make replicate`: the paper's ablations (Tables 5, 6 and 7) and its premise, re-run at small scale on the data the
+# repo ships, with the project's command-line tools only; replicate/report.py then writes replicate_out/results.md
+# (the paper's figures beside ours), the plots, and which claims hold at this scale.
+#
+# With one fixed budget per pretraining run (the same steps, batch, learning rate and data for each):
+#   (a) mlm_nsp   masked LM + next sentence (BERT)                  run_pretraining.py
+#   (b) mlm       masked LM only ("No NSP")                          run_pretraining.py --objective=mlm
+#   (c) ltr       left-to-right LM with causal attention, no NSP     run_pretraining.py --objective=ltr
+#   (d) size_*    MLM + NSP at two more shapes (with (a), three sizes)
+# and each fine-tuned on the era task (data/classification) with every seed of $SEEDS, plus
+#   (e) random    the (a) shape fine-tuned from random initialization
+#   (f) features  the frozen (a) model: its last four layers, concatenated and averaged over the tokens, into a
+#                 trained linear classifier (run_classifier.py --freeze_encoder)
+# (c) is fine-tuned with the left-only constraint kept (run_classifier.py --causal_attention), as in the paper.
+#
+# A stage that finished (stamp $OUT/.done-<stage>, holding its duration in seconds) is skipped on a rerun; `make
+# replicate-clean` starts over. `replicate/run.sh --quick` runs every stage at a token budget into replicate_out/quick/,
+# to check the pipeline in a few minutes (its figures mean nothing). The plots need matplotlib
+# (requirements-replicate.txt, which `make replicate` installs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PY=${PY:-.venv/bin/python}
+OUT=${OUT:-replicate_out}
+export TF_CPP_MIN_LOG_LEVEL=2 CUDA_VISIBLE_DEVICES=""
+
+# Sized for about an hour on 2 idle CPU cores (estimated from the demo's and bench's step times, not yet measured
+# whole): 5 pretraining runs, then 21 fine-tuning runs two at a time.
+VOCAB_SIZE=8000 SEQ_LENGTH=128 DUPE_FACTOR=10
+PRETRAIN_STEPS=1000 PRETRAIN_BATCH=32 PRETRAIN_LR=1e-3
+HELDOUT_STEPS=32   # held-out evaluation batches of 64 sequences
+FINETUNE_EPOCHS=2 FINETUNE_BATCH=32 FINETUNE_LR=1e-4 FEATURE_LR=3e-3
+SEEDS="1 2 3"
+JOBS=2   # fine-tuning runs at once: one process of a model this small uses 2 cores poorly
+MAIN_SHAPE=4x128   # (a), (b), (c), (e), (f): 4 layers (four to concatenate for (f)), hidden size 128
+SIZE_SHAPES="2x128 4x256"   # (d), with MAIN_SHAPE the middle one
+LABELS=1790-1860,1861-1945,1946-2021
+if [[ ${1:-} == --quick ]]; then
+    OUT=$OUT/quick VOCAB_SIZE=2000 DUPE_FACTOR=1 PRETRAIN_STEPS=20 HELDOUT_STEPS=2 FINETUNE_EPOCHS=0.1 SEEDS="1 2"
+fi
+
+NOISE='^(\[[a-z0-9_-]+\] )?([IW]0000 |E0000 .*(cuInit|oneDNN supports)'
+NOISE+='|WARNING: All log messages before absl|To enable the following)'
+
+banner() {
+    printf '\n=== %s ===\n' "$*"
+}
+
+# stage NAME DESCRIPTION COMMAND...: runs COMMAND unless NAME's stamp exists, then writes the stamp.
+stage() {
+    local name=$1 description=$2 start=$SECONDS
+    shift 2
+    if [[ -f $OUT/.done-$name ]]; then
+        banner "$name: $description — done in an earlier run, skipped"
+        return
+    fi
+    banner "$name: $description"
+    "$@" 2>&1 | sed -u -E "/$NOISE/d" | tee "$OUT/logs/$name.log"
+    echo $((SECONDS - start)) >"$OUT/.done-$name"
+    echo "--- $name took $((SECONDS - start)) s"
+}
+
+build_vocab() {
+    "$PY" data_prep/build_vocab.py --input_file=data/corpus/sotu.txt --output_file="$OUT/vocab.txt" \
+        --vocab_size=$VOCAB_SIZE
+}
+
+create_data() {
+    mkdir -p "$OUT/data"
+    "$PY" data_prep/create_pretraining_data.py --input_file=data/corpus/sotu.txt \
+        --output_file="$OUT/data/train.tfrecord" --vocab_file="$OUT/vocab.txt" \
+        --max_seq_length=$SEQ_LENGTH --dupe_factor=$DUPE_FACTOR
+    "$PY" data_prep/create_pretraining_data.py --input_file=data/corpus/sotu_heldout.txt \
+        --output_file="$OUT/data/heldout.tfrecord" --vocab_file="$OUT/vocab.txt" \
+        --max_seq_length=$SEQ_LENGTH --dupe_factor=1
+}
+
+# write_config SHAPE: $OUT/configs/SHAPE.json for LAYERSxHIDDEN, heads of 64 wide (at least 2), FFN 4H.
+write_config() {
+    local layers=${1%x*} hidden=${1#*x}
+    local heads=$((hidden / 64 > 2 ? hidden / 64 : 2))
+    # BERT-Base's 0.02 scaled to the width (0.02 * sqrt(768 / H)), as demo/run.sh explains.
+    local range
+    range=$(awk -v h="$hidden" 'BEGIN { printf "%.3f", 0.02 * sqrt(768 / h) }')
+    mkdir -p "$OUT/configs"
+    cat >"$OUT/configs/$1.json" <<EOF
+{"vocab_size": $(wc -l <"$OUT/vocab.txt"), "hidden_size": $hidden, "num_hidden_layers": $layers,
+ "num_attention_heads": $heads, "intermediate_size": $((4 * hidden)), "hidden_act": "gelu",
+ "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1, "max_position_embeddings": $SEQ_LENGTH,
+ "type_vocab_size": 2, "initializer_range": $range}
+EOF
+}
+
+# pretrain NAME SHAPE [FLAGS...]: trains into $OUT/pretrain/NAME, then evaluates on the held-out addresses.
+pretrain() {
+    local name=$1 shape=$2
+    shift 2
+    write_config "$shape"
+    local flags=(--bert_config_file="$OUT/configs/$shape.json" --vocab_file="$OUT/vocab.txt"
+                 --output_dir="$OUT/pretrain/$name" --max_seq_length=$SEQ_LENGTH "$@")
+    "$PY" run_pretraining.py "${flags[@]}" --input_file="$OUT/data/train.tfrecord" --do_train \
+        --train_batch_size=$PRETRAIN_BATCH --learning_rate=$PRETRAIN_LR --num_train_steps=$PRETRAIN_STEPS \
+        --num_warmup_steps=$((PRETRAIN_STEPS / 10)) --save_checkpoints_steps=$PRETRAIN_STEPS \
+        --log_steps=$(((PRETRAIN_STEPS + 9) / 10))
+    "$PY" run_pretraining.py "${flags[@]}" --input_file="$OUT/data/heldout.tfrecord" --do_eval \
+        --eval_batch_size=64 --max_eval_steps=$HELDOUT_STEPS
+}
+
+# finetune VARIANT SEED CONFIG [FLAGS...]: the era task into $OUT/finetune/VARIANT-seedSEED, lines prefixed.
+finetune() {
+    local variant=$1 seed=$2 config=$3
+    shift 3
+    "$PY" run_classifier.py --task_name=single --label_list=$LABELS --data_dir=data/classification \
+        --bert_config_file="$config" --vocab_file="$OUT/vocab.txt" \
+        --output_dir="$OUT/finetune/$variant-seed$seed" --do_train --do_eval --max_seq_length=$SEQ_LENGTH \
+        --train_batch_size=$FINETUNE_BATCH --eval_batch_size=64 --num_train_epochs=$FINETUNE_EPOCHS \
+        --learning_rate=$FINETUNE_LR --seed="$seed" --log_steps=50 "$@" 2>&1 | sed -u "s/^/[$variant-$seed] /"
+}
+
+# The fine-tuning runs: VARIANT CONFIG FLAGS..., one per line.
+finetune_plan() {
+    local pretrained=$OUT/pretrain main=$OUT/configs/$MAIN_SHAPE.json shape
+    echo "mlm_nsp $main --init_checkpoint=$pretrained/mlm_nsp"
+    echo "mlm $main --init_checkpoint=$pretrained/mlm"
+    echo "ltr $main --init_checkpoint=$pretrained/ltr --causal_attention"
+    for shape in $SIZE_SHAPES; do
+        echo "size_$shape $OUT/configs/$shape.json --init_checkpoint=$pretrained/size_$shape"
+    done
+    echo "random $main"
+    echo "features $main --init_checkpoint=$pretrained/mlm_nsp --freeze_encoder --learning_rate=$FEATURE_LR"
+}
+
+# Every (variant, seed) as its own stage, $JOBS at a time; a failed run fails the whole stage list at the end.
+finetune_all() {
+    local variant config flags seed failed=0
+    while read -r variant config flags; do
+        for seed in $SEEDS; do
+            while (($(jobs -rp | wc -l) >= JOBS)); do
+                wait -n || failed=1
+            done
+            # shellcheck disable=SC2086  # $flags holds several flags
+            stage "finetune-$variant-$seed" "era task: $variant, seed $seed" finetune "$variant" "$seed" "$config" \
+                $flags &
+        done
+    done < <(finetune_plan)
+    while (($(jobs -rp | wc -l) > 0)); do
+        wait -n || failed=1
+    done
+    return $failed
+}
+
+mkdir -p "$OUT/logs"
+stage vocab "WordPiece vocabulary (at most $VOCAB_SIZE tokens) from data/corpus/sotu.txt" build_vocab
+stage data "pretraining TFRecords: sequences of $SEQ_LENGTH tokens, $DUPE_FACTOR maskings of the corpus" create_data
+budget="$PRETRAIN_STEPS steps of $PRETRAIN_BATCH sequences"
+stage pretrain-mlm_nsp "(a) MLM + NSP, $MAIN_SHAPE, $budget" pretrain mlm_nsp $MAIN_SHAPE
+stage pretrain-mlm "(b) MLM only (No NSP), $MAIN_SHAPE, $budget" pretrain mlm $MAIN_SHAPE --objective=mlm
+stage pretrain-ltr "(c) left-to-right LM, no NSP, $MAIN_SHAPE, $budget" pretrain ltr $MAIN_SHAPE --objective=ltr
+for shape in $SIZE_SHAPES; do
+    stage "pretrain-size_$shape" "(d) MLM + NSP, $shape, $budget" pretrain "size_$shape" "$shape"
+done
+finetune_all
+# The report is rewritten on every run (seconds): from whatever runs exist.
+banner "report: $OUT/results.md, plots, and which of the paper's claims hold at this scale"
+"$PY" replicate/report.py --output_dir="$OUT" --seeds="${SEEDS// /,}" --main_shape=$MAIN_SHAPE \
+    --size_shapes="${SIZE_SHAPES// /,}" --pretrain_steps=$PRETRAIN_STEPS 2>&1 | sed -u -E "/$NOISE/d"
+cat "$OUT/claims.txt"
