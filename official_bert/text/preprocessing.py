@@ -14,7 +14,7 @@ class BertPreprocessor(tf.Module):
     vocabulary or SentencePiece model travels as an asset.
 
     Args:
-        tokenizer: a `BertTokenizer` or `SentencepieceTokenizer` layer without offsets.
+        tokenizer: a `BertTokenizer` or `GraphSentencePieceTokenizer` layer without offsets.
         seq_length: the default packed length.
 
     Example:

@@ -1,20 +1,22 @@
-"""Keras layer: strings → SentencePiece ids in the graph, the same ids as `SentencePieceTokenizer`."""
+"""Keras layer: strings → SentencePiece ids in the graph (tensorflow-text), as `SentencePieceTokenizer` gives them."""
 
 import keras
 import tensorflow as tf
-import tensorflow_text as tf_text
 
-from official_bert import sentencepiece_tokenizer
+from official_bert.text import sentencepiece_tokenizer
 from official_bert.text.basic_tokenizer import text_batch
 from official_bert.text.pack_inputs import special_tokens_dict
+from official_bert.text.tf_text_import import import_tf_text
 
 
 @keras.saving.register_keras_serializable(package="official_bert")
-class SentencepieceTokenizer(keras.layers.Layer):
+class GraphSentencePieceTokenizer(keras.layers.Layer):
     """Tokenizes a batch of strings into SentencePiece ids [batch, (pieces)], int32.
 
     Undecodable bytes are dropped first, as the Python tokenizer's `convert_to_unicode` does. The model
-    is compiled into the graph and also attached as the SavedModel asset `model_file`.
+    is compiled into the graph and also attached as the SavedModel asset `model_file`. It runs tensorflow-text's
+    SentencepieceOp, which whoever serves the model needs as well (stock TF Serving images may lack it); without
+    tensorflow-text it raises `TensorflowTextError`.
 
     Args:
         model_file: a SentencePiece `.model` file.
@@ -30,7 +32,7 @@ class SentencepieceTokenizer(keras.layers.Layer):
     >>> _ = open(corpus, "w").write("The cat sat on the mat.\\nThe dog sat too.\\n\\nA new document here.\\n" * 20)
     >>> sentencepiece_tokenizer.train([corpus], os.path.join(d, "sp.model"), vocab_size=40)
     >>> python_tokenizer = sentencepiece_tokenizer.SentencePieceTokenizer(os.path.join(d, "sp.model"))
-    >>> layer = SentencepieceTokenizer(os.path.join(d, "sp.model"))
+    >>> layer = GraphSentencePieceTokenizer(os.path.join(d, "sp.model"))
     >>> layer(tf.constant(["The CAT sat"]))[0].numpy().tolist() == python_tokenizer.convert_tokens_to_ids(
     ...     python_tokenizer.tokenize("The CAT sat"))
     True
@@ -39,6 +41,7 @@ class SentencepieceTokenizer(keras.layers.Layer):
     def __init__(self, model_file, do_lower_case=None, tokenize_with_offsets=False, offsets_unit="BYTE",
                  **kwargs):
         super().__init__(**kwargs)
+        tf_text = import_tf_text("SentencePiece in the graph")
         if offsets_unit not in ("BYTE", "UTF8_CHAR"):
             raise ValueError(f"offsets_unit must be 'BYTE' or 'UTF8_CHAR', got {offsets_unit!r}")
         serialized = sentencepiece_tokenizer.read_model(model_file)
@@ -52,7 +55,7 @@ class SentencepieceTokenizer(keras.layers.Layer):
         self._tokenizer = tf_text.SentencepieceTokenizer(serialized, out_type=tf.int32)
 
     def call(self, inputs):
-        text = tf.strings.unicode_transcode(text_batch(inputs, "SentencepieceTokenizer"), "UTF-8", "UTF-8",
+        text = tf.strings.unicode_transcode(text_batch(inputs, "GraphSentencePieceTokenizer"), "UTF-8", "UTF-8",
                                             errors="ignore")
         if not self.tokenize_with_offsets:
             return self._tokenizer.tokenize(text)

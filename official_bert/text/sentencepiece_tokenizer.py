@@ -2,7 +2,7 @@
 
 Casing is part of a SentencePiece model (its normalization rule), not of the tokenizer: `train` bakes
 lowercasing in (rule `nmt_nfkc_cf`) when `do_lower_case`, so Python and the graph
-(`official_bert.text.SentencepieceTokenizer`) run the very same normalization.
+(`official_bert.text.GraphSentencePieceTokenizer`) run the very same normalization.
 """
 
 import collections
@@ -13,7 +13,7 @@ import sentencepiece
 from absl import logging
 from sentencepiece import sentencepiece_model_pb2
 
-from official_bert import tokenization
+from official_bert.text import tokenization
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 # Normalization rules that lowercase (case-fold) / that keep case, by their name in the model.

@@ -8,10 +8,17 @@ SentencePiece for the CLIs' `--vocab_file` / `--spm_model_file` flags.
 """
 
 import collections
+import itertools
+import os
 import re
 import unicodedata
 
+from absl import logging
+
 from official_bert.errors import Error
+
+
+_UNUSED_TOKEN = re.compile(r"^\[unused\d+\]$")  # what preserve_unused_tokens keeps whole
 
 
 class VocabError(Error):
@@ -60,14 +67,32 @@ def printable_text(text):
 
 
 def load_vocab(vocab_file):
-    """Loads a vocabulary file (one token per line) into an OrderedDict token → id.
+    """Loads a vocabulary file (one token per line) into an OrderedDict token → id, as the original does.
 
-    Raises VocabError naming the file (and line) when the file is missing, empty, not UTF-8 or
-    has a duplicate entry.
+    The id of a token is its line number (from 0); a token listed twice keeps the place of its first line but
+    the id of its last one, as in the original, with a warning naming the lines. Raises VocabError naming the
+    file (and line) when the file is missing, empty or not UTF-8. The file may be on any tf.io.gfile
+    filesystem (gs://, ...); TensorFlow is imported only for such a path.
+
+    Example:
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "vocab.txt")
+    >>> _ = open(path, "w").write("[PAD]\\n[UNK]\\nthe\\n[UNK]\\n")
+    >>> dict(load_vocab(path))
+    {'[PAD]': 0, '[UNK]': 3, 'the': 2}
     """
+    if "://" in vocab_file:
+        import tensorflow as tf
+
+        opener, isdir, not_found = tf.io.gfile.GFile, tf.io.gfile.isdir, tf.errors.NotFoundError
+    else:
+        opener, isdir, not_found = open, os.path.isdir, FileNotFoundError
+    if isdir(vocab_file):
+        raise VocabError(f"{vocab_file}: expected a vocabulary file, found a directory")
     vocab = collections.OrderedDict()
+    duplicates = collections.defaultdict(list)  # token → its line numbers (1-based), for the warning
     try:
-        with open(vocab_file, "rb") as reader:
+        with opener(vocab_file, "rb") as reader:
             for line_number, raw in enumerate(reader, start=1):
                 try:
                     token = raw.decode("utf-8")
@@ -76,16 +101,35 @@ def load_vocab(vocab_file):
                                      f"byte {e.start})") from None
                 token = token.strip()
                 if token in vocab:
-                    raise VocabError(f"{vocab_file}:{line_number}: duplicate vocabulary entry {token!r} "
-                                     f"(first on line {vocab[token] + 1})")
+                    duplicates[token] = duplicates[token] or [vocab[token] + 1]
+                    duplicates[token].append(line_number)
                 vocab[token] = line_number - 1
-    except FileNotFoundError:
+    except not_found:
         raise VocabError(f"{vocab_file}: vocabulary file not found") from None
-    except IsADirectoryError:
-        raise VocabError(f"{vocab_file}: expected a vocabulary file, found a directory") from None
     if not vocab:
         raise VocabError(f"{vocab_file}: vocabulary file is empty")
+    if duplicates:
+        listed = "; ".join(f"{token!r} on lines {', '.join(map(str, lines))}"
+                           for token, lines in itertools.islice(duplicates.items(), 5))
+        more = f" and {len(duplicates) - 5} more" if len(duplicates) > 5 else ""
+        logging.warning("%s lists %d tokens more than once (%s%s): each takes the id of its last line, as in "
+                        "the original; the ids of the earlier lines are never produced", vocab_file,
+                        len(duplicates), listed, more)
     return vocab
+
+
+def check_special_tokens(vocab, vocab_file, tokens=("[UNK]", "[CLS]", "[SEP]")):
+    """Raises VocabError naming `vocab_file` unless `vocab` holds each of `tokens` (every BERT input needs them).
+
+    Example:
+    >>> check_special_tokens({"[UNK]": 0, "[SEP]": 1, "the": 2}, "vocab.txt")
+    Traceback (most recent call last):
+    ...
+    official_bert.text.tokenization.VocabError: vocab.txt: no [CLS] in it: not a BERT vocabulary
+    """
+    for token in tokens:
+        if token not in vocab:
+            raise VocabError(f"{vocab_file}: no {token} in it: not a BERT vocabulary")
 
 
 def convert_by_vocab(vocab, items):
@@ -109,25 +153,29 @@ def whitespace_tokenize(text):
     return text.split()
 
 
-def create_tokenizer(vocab_file=None, spm_model_file=None, do_lower_case=True):
+def create_tokenizer(vocab_file=None, spm_model_file=None, do_lower_case=True, preserve_unused_tokens=False):
     """Returns a FullTokenizer for `vocab_file`, or a SentencePieceTokenizer for `spm_model_file`.
 
     Both have `tokenize`, `convert_tokens_to_ids`, `convert_ids_to_tokens`, `vocab` and `inv_vocab`. A
     SentencePiece model lowercases (or not) by itself; `do_lower_case` must agree with it.
+    `preserve_unused_tokens` (WordPiece only) keeps `[unused*]` vocabulary tokens whole, as bert-tensorflow 1.0.4.
+    A WordPiece vocabulary must hold [UNK], [CLS] and [SEP] (`check_special_tokens`).
 
     Example:
     >>> create_tokenizer()
     Traceback (most recent call last):
     ...
-    official_bert.tokenization.VocabError: pass exactly one of --vocab_file and --spm_model_file
+    official_bert.text.tokenization.VocabError: pass exactly one of --vocab_file and --spm_model_file
     """
     if bool(vocab_file) == bool(spm_model_file):
         raise VocabError("pass exactly one of --vocab_file and --spm_model_file")
     if spm_model_file:
         # Imported here: sentencepiece_tokenizer imports this module.
-        from official_bert import sentencepiece_tokenizer
+        from official_bert.text import sentencepiece_tokenizer
         return sentencepiece_tokenizer.SentencePieceTokenizer(spm_model_file, do_lower_case=do_lower_case)
-    return FullTokenizer(vocab_file, do_lower_case=do_lower_case)
+    tokenizer = FullTokenizer(vocab_file, do_lower_case=do_lower_case, preserve_unused_tokens=preserve_unused_tokens)
+    check_special_tokens(tokenizer.vocab, vocab_file)
+    return tokenizer
 
 
 class FullTokenizer:
@@ -136,6 +184,8 @@ class FullTokenizer:
     Args:
         vocab_file: path of a vocabulary file, one token per line (line number = id).
         do_lower_case: lowercase and strip accents (must match the checkpoint).
+        preserve_unused_tokens: keep a whitespace-separated `[unused<n>]` of the vocabulary as one token, as
+            bert-tensorflow 1.0.4's flag of that name (see `BasicTokenizer`).
 
     Example:
     >>> import tempfile, os
@@ -148,19 +198,23 @@ class FullTokenizer:
     [4, 5]
     """
 
-    def __init__(self, vocab_file, do_lower_case=True):
+    def __init__(self, vocab_file, do_lower_case=True, preserve_unused_tokens=False):
         self.vocab = load_vocab(vocab_file)
         if "[UNK]" not in self.vocab:
             raise VocabError(f"{vocab_file}: vocabulary has no [UNK] token")
         self.inv_vocab = {v: k for k, v in self.vocab.items()}
         self.do_lower_case = do_lower_case
-        self.basic_tokenizer = BasicTokenizer(do_lower_case=do_lower_case)
+        self.basic_tokenizer = BasicTokenizer(do_lower_case=do_lower_case,
+                                              preserve_unused_tokens=preserve_unused_tokens, vocab=self.vocab)
         self.wordpiece_tokenizer = WordpieceTokenizer(vocab=self.vocab)
 
     def tokenize(self, text):
         split_tokens = []
         for token in self.basic_tokenizer.tokenize(text):
-            split_tokens.extend(self.wordpiece_tokenizer.tokenize(token))
+            if self.basic_tokenizer.is_preserved(token):
+                split_tokens.append(token)
+            else:
+                split_tokens.extend(self.wordpiece_tokenizer.tokenize(token))
         return split_tokens
 
     def convert_tokens_to_ids(self, tokens):
@@ -175,14 +229,25 @@ class BasicTokenizer:
 
     Args:
         do_lower_case: lowercase, NFD-normalize and drop combining marks (Mn).
+        preserve_unused_tokens: bert-tensorflow 1.0.4's option: a whitespace-separated token that matches
+            `[unused<n>]` and is in `vocab` is kept as it is (not lowercased, not split at its brackets).
+        vocab: the tokens that `preserve_unused_tokens` may keep.
 
     Example:
     >>> BasicTokenizer(do_lower_case=True).tokenize(" \\tHeLLo!How  \\n Are yoU?  ")
     ['hello', '!', 'how', 'are', 'you', '?']
+    >>> BasicTokenizer(preserve_unused_tokens=True, vocab={"[unused0]": 1}).tokenize("a [unused0] [unused1]")
+    ['a', '[unused0]', '[', 'unused1', ']']
     """
 
-    def __init__(self, do_lower_case=True):
+    def __init__(self, do_lower_case=True, preserve_unused_tokens=False, vocab=()):
         self.do_lower_case = do_lower_case
+        self.preserve_unused_tokens = preserve_unused_tokens
+        self.vocab = vocab
+
+    def is_preserved(self, token):
+        """True when `preserve_unused_tokens` keeps this whitespace-separated token whole."""
+        return self.preserve_unused_tokens and token in self.vocab and bool(_UNUSED_TOKEN.match(token))
 
     def tokenize(self, text):
         text = convert_to_unicode(text)
@@ -192,6 +257,9 @@ class BasicTokenizer:
         text = self._tokenize_chinese_chars(text)
         split_tokens = []
         for token in whitespace_tokenize(text):
+            if self.is_preserved(token):
+                split_tokens.append(token)
+                continue
             if self.do_lower_case:
                 token = token.lower()
                 token = self._run_strip_accents(token)

@@ -11,7 +11,7 @@ import unicodedata
 
 import numpy as np
 
-from official_bert import tokenization
+from official_bert.text import tokenization
 
 MAX_CODE_POINT = 0x10FFFF
 CAPITAL_SIGMA = 0x3A3

@@ -2,12 +2,14 @@
 
 Words are counted in a streaming pass with the in-graph BasicTokenizer (identical to the Python one,
 many times faster), then tensorflow-text's WordPiece learner (the algorithm behind its
-`bert_vocab_from_dataset`) picks the pieces. Only the word counts are held in memory.
+`bert_vocab_from_dataset`) picks the pieces. Only the word counts are held in memory. The input is read as
+create_pretraining_data reads it (`pretraining_data.read_documents`'s rules): bytes that are not UTF-8 are
+dropped, as the original's `convert_to_unicode` drops them, with a warning that counts them.
 """
 
 import collections
-import glob
 import os
+import re
 import time
 
 import tensorflow as tf
@@ -15,6 +17,9 @@ from absl import logging
 from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
 
 from official_bert.errors import Error
+from official_bert.io import atomic_path
+from official_bert.pretraining_data.documents import Utf8Decoder
+from official_bert.pretraining_data.files import open_file
 from official_bert.text.basic_tokenizer import GraphBasicTokenizer
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -24,47 +29,53 @@ class CorpusError(Error):
     """Training input that cannot be used; the message names the file."""
 
 
-def expand_input_files(patterns):
-    """Comma-separated file names or globs → the list of files (CorpusError naming a pattern with none)."""
-    files = []
-    for pattern in (p.strip() for p in patterns.split(",")):
-        if not pattern:
-            continue
-        matches = sorted(glob.glob(pattern))
-        if not matches or not all(os.path.isfile(m) for m in matches):
-            raise CorpusError(f"{pattern}: no such input file")
-        files.extend(matches)
-    if not files:
-        raise CorpusError("no input files given")
-    return files
-
-
 def reserved_tokens(num_unused_tokens=0):
     """[PAD] [UNK] [CLS] [SEP] [MASK] then `[unused0]`.. slots (ids 0.. in the vocabulary)."""
     return list(SPECIAL_TOKENS) + [f"[unused{i}]" for i in range(num_unused_tokens)]
 
 
-def count_words(input_files, do_lower_case=True, batch_lines=4096, log_every_s=10.0):
-    """Counts the BasicTokenizer words of the corpus files, streaming them in batches of lines."""
+_UNUSED = re.compile(r"(?<!\S)\[unused(\d+)\](?!\S)")
+
+
+def count_words(input_files, do_lower_case=True, batch_lines=4096, log_every_s=10.0, preserved=frozenset()):
+    """Counts the BasicTokenizer words of the corpus files, streaming them in batches of lines.
+
+    Args:
+        input_files: text files.
+        do_lower_case: see `GraphBasicTokenizer`.
+        batch_lines: lines tokenized per call.
+        log_every_s: seconds between progress lines.
+        preserved: `[unused<n>]` tokens that `--preserve_unused_tokens` keeps whole: they are taken out of
+            the text (they are tokens already), instead of being counted as "[", "unused<n>", "]".
+    """
     tokenizer = GraphBasicTokenizer(do_lower_case)
     tokenize = tf.function(lambda lines: tokenizer.tokenize(lines).words.flat_values,
                            input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
+    decoder = Utf8Decoder()
     counts = collections.Counter()
     lines_read = bytes_read = 0
     last_log = time.monotonic()
     for path in input_files:
-        with open(path, "rb") as f:
+        line_in_file = 0
+        with open_file(path) as f:
             while True:
-                batch = [line for line in (f.readline() for _ in range(batch_lines)) if line]
-                if not batch:
+                raw = [line for line in (f.readline() for _ in range(batch_lines)) if line]
+                if not raw:
                     break
-                counts.update(tokenize(tf.constant(batch)).numpy())
+                batch = [decoder.decode(line, path, line_in_file + i + 1) for i, line in enumerate(raw)]
+                line_in_file += len(raw)
+                if preserved:
+                    batch = [_UNUSED.sub(lambda m: "" if m.group(0) in preserved else m.group(0), line)
+                             if "[unused" in line else line for line in batch]
+                counts.update(tokenize(tf.constant([line.encode("utf-8") for line in batch])).numpy())
                 lines_read += len(batch)
-                bytes_read += sum(len(line) for line in batch)
+                bytes_read += sum(len(line) for line in raw)
                 if time.monotonic() - last_log >= log_every_s:
                     last_log = time.monotonic()
                     logging.info("%s: %d lines, %.1f MB, %d distinct words so far", path, lines_read,
                                  bytes_read / 1e6, len(counts))
+    if decoder.warning():
+        logging.warning("%s", decoder.warning())
     if not counts:
         raise CorpusError(f"{', '.join(input_files)}: no words found (expected text, one sentence per line)")
     logging.info("counted %d words (%d distinct) in %d lines", sum(counts.values()), len(counts), lines_read)
@@ -78,7 +89,7 @@ def learn_vocab(word_counts, vocab_size, reserved, max_unique_chars=1000, slack_
     that each step is logged, and a lower bound of 1 so that small corpora reach the requested size.
     """
     if vocab_size <= len(reserved):
-        raise ValueError(f"vocab_size {vocab_size} leaves no room after {len(reserved)} reserved tokens")
+        raise CorpusError(f"--vocab_size={vocab_size} leaves no room after {len(reserved)} reserved tokens")
     params = learner.Params(upper_thresh=int(1e7), lower_thresh=1, num_iterations=4, max_input_tokens=int(5e6),
                             max_token_length=50, max_unique_chars=max_unique_chars, vocab_size=vocab_size,
                             slack_ratio=slack_ratio, include_joiner_token=True, joiner="##",
@@ -106,16 +117,21 @@ def learn_vocab(word_counts, vocab_size, reserved, max_unique_chars=1000, slack_
 
 
 def write_vocab(tokens, path):
-    """Writes one token per line, atomically."""
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write("".join(token + "\n" for token in tokens))
-    os.replace(tmp, path)
+    """Writes one token per line, atomically (`io.atomic_path`: a failed write leaves nothing and raises
+    `io.OutputError` naming `path`)."""
+    if os.path.dirname(path):
+        tf.io.gfile.makedirs(os.path.dirname(path))
+    with atomic_path(path) as tmp:
+        with tf.io.gfile.GFile(tmp, "w") as f:
+            f.write("".join(token + "\n" for token in tokens))
 
 
 def build_vocab(input_files, output_file, vocab_size, do_lower_case=True, num_unused_tokens=0,
-                max_unique_chars=1000):
+                max_unique_chars=1000, preserve_unused_tokens=False):
     """Counts words, learns a vocabulary and writes it; returns the tokens.
+
+    With `preserve_unused_tokens`, the corpus's `[unused<n>]` that are among the vocabulary's slots are kept
+    whole, as FullTokenizer(preserve_unused_tokens=True) keeps them, so they add no "[", "]" or "unused" pieces.
 
     Example:
     >>> import os, tempfile
@@ -125,9 +141,11 @@ def build_vocab(input_files, output_file, vocab_size, do_lower_case=True, num_un
     >>> tokens[:6]
     ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]', '!']
     """
-    word_counts = count_words(input_files, do_lower_case)
+    reserved = reserved_tokens(num_unused_tokens)
+    word_counts = count_words(input_files, do_lower_case,
+                              preserved=frozenset(reserved[len(SPECIAL_TOKENS):] if preserve_unused_tokens else ()))
     logging.info("learning a vocabulary of at most %d tokens from %d distinct words", vocab_size, len(word_counts))
-    tokens = learn_vocab(word_counts, vocab_size, reserved_tokens(num_unused_tokens), max_unique_chars)
+    tokens = learn_vocab(word_counts, vocab_size, reserved, max_unique_chars)
     write_vocab(tokens, output_file)
     logging.info("wrote %d tokens to %s", len(tokens), output_file)
     return tokens

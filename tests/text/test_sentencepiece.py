@@ -8,9 +8,9 @@ import tensorflow as tf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from official_bert import sentencepiece_tokenizer as spt
+from official_bert.text import sentencepiece_tokenizer as spt
 from official_bert import tokenization
-from official_bert.text import BertPreprocessor, SentencepieceTokenizer
+from official_bert.text import BertPreprocessor, GraphSentencePieceTokenizer
 from tests.tokenization_helpers import english_lines, hostile_text
 
 
@@ -89,7 +89,7 @@ def test_training_errors_are_named_and_write_nothing(tmp_path):
 @pytest.fixture(scope="module")
 def graph_pair(model):
     path, do_lower_case = model
-    layer = SentencepieceTokenizer(path, do_lower_case=do_lower_case, tokenize_with_offsets=True)
+    layer = GraphSentencePieceTokenizer(path, do_lower_case=do_lower_case, tokenize_with_offsets=True)
     tokenize = tf.function(lambda text: layer(text), input_signature=[tf.TensorSpec([None], tf.string)],
                            autograph=False)
     return spt.SentencePieceTokenizer(path), tokenize
@@ -107,10 +107,10 @@ def test_graph_gives_the_python_ids(graph_pair, texts):
 
 
 def test_character_offsets(model):
-    layer = SentencepieceTokenizer(model[0], tokenize_with_offsets=True, offsets_unit="UTF8_CHAR")
+    layer = GraphSentencePieceTokenizer(model[0], tokenize_with_offsets=True, offsets_unit="UTF8_CHAR")
     _, starts, ends = layer(tf.constant(["é statement"]))
     assert starts.to_list()[0][0] == 0 and ends.to_list()[0][-1] == len("é statement")
-    byte_layer = SentencepieceTokenizer(model[0], tokenize_with_offsets=True)
+    byte_layer = GraphSentencePieceTokenizer(model[0], tokenize_with_offsets=True)
     _, byte_starts, _ = byte_layer(tf.constant(["é statement"]))
     text = "é statement"
     assert byte_starts.to_list()[0] == [len(text[:c].encode()) for c in starts.to_list()[0]]
@@ -119,7 +119,7 @@ def test_character_offsets(model):
 def test_saved_preprocessor_with_sentencepiece_can_be_moved(model, tmp_path):
     path, do_lower_case = model
     shutil.copy(path, tmp_path / "sp.model")
-    layer = SentencepieceTokenizer(str(tmp_path / "sp.model"), do_lower_case=do_lower_case)
+    layer = GraphSentencePieceTokenizer(str(tmp_path / "sp.model"), do_lower_case=do_lower_case)
     tf.saved_model.save(BertPreprocessor(layer, seq_length=6), str(tmp_path / "saved"))
     os.remove(tmp_path / "sp.model")
     shutil.move(tmp_path / "saved", tmp_path / "moved")

@@ -1,4 +1,7 @@
-"""In-graph tokenization: the same ids as the Python tokenizer for every input, offsets, SavedModels."""
+"""In-graph tokenization: the same ids as the Python tokenizer for every input, offsets, SavedModels.
+
+`BertTokenizer` is tested here with its default, core-ops WordPiece; test_text_core_wordpiece.py compares it with
+the tensorflow-text one."""
 
 import functools
 import os
@@ -99,7 +102,7 @@ def test_same_ids_on_english_and_generated_mixes(real):
 
 
 def test_same_ids_where_tensorflow_text_normalizers_differ(real):
-    # SPEC §8: tensorflow-text's own normalization drops ´ and ¨, turns … into "...", and makes U+FFFD [UNK].
+    # Measured: tensorflow-text's own normalization drops ´ and ¨, turns … into "...", and makes U+FFFD [UNK].
     texts = ["a´b ¨c", "wait… what", "x\ufffdy \ufffd", "ΟΔΟΣ Σ", "İstanbul ﬁne"]
     assert real.graph_ids(_encode(texts)) == [real.python_ids(t) for t in texts]
 
@@ -210,7 +213,8 @@ def test_saved_preprocessor_can_be_moved(tmp_path):
 
 # Keras integration and errors.
 def test_keras_config_round_trip(small_vocab):
-    layer = BertTokenizer(small_vocab, do_lower_case=False, tokenize_with_offsets=True, offsets_unit="UTF8_CHAR")
+    layer = BertTokenizer(small_vocab, do_lower_case=False, tokenize_with_offsets=True, offsets_unit="UTF8_CHAR",
+                          wordpiece="tf_text")
     restored = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(layer))
     assert isinstance(restored, BertTokenizer) and restored.get_config() == layer.get_config()
     assert keras.saving.get_registered_object("official_bert>BertTokenizer") is BertTokenizer
@@ -227,17 +231,20 @@ def test_bad_vocab_errors_name_the_file(tmp_path):
     no_unk = write_vocab(tmp_path, ["[PAD]", "a"])
     with pytest.raises(VocabError, match=f"{no_unk}: vocabulary has no \\[UNK\\] token"):
         BertTokenizer(no_unk)
-    duplicate = write_vocab(tmp_path, ["[UNK]", "a", "a"], name="dup.txt")
-    with pytest.raises(VocabError, match=f"{duplicate}:3: duplicate"):
-        BertTokenizer(duplicate)
+    duplicate = write_vocab(tmp_path, ["[UNK]", "a", "b", "a"], name="dup.txt")  # the original: a is 3
+    for wordpiece in ("core", "tf_text"):
+        assert BertTokenizer(duplicate, wordpiece=wordpiece)(tf.constant(["a b"])).to_list() == [[[3], [2]]]
     huge = write_vocab(tmp_path, ["[UNK]", "##" + "한" * 86], name="huge.txt")
-    with pytest.raises(VocabError, match=f"{huge}:2: token of 258 UTF-8 bytes; the in-graph WordPiece"):
-        BertTokenizer(huge)
+    with pytest.raises(VocabError, match=f"{huge}:2: token of 258 UTF-8 bytes; tensorflow-text's WordPiece takes"):
+        BertTokenizer(huge, wordpiece="tf_text")
+    assert BertTokenizer(huge)(tf.constant(["x" + "한" * 86])).to_list() == [[[0]]]  # the core ops have no limit
 
 
 def test_bad_inputs_get_clear_errors(small_vocab):
     with pytest.raises(ValueError, match="offsets_unit must be 'BYTE' or 'UTF8_CHAR'"):
         BertTokenizer(small_vocab, offsets_unit="WORD")
+    with pytest.raises(ValueError, match="wordpiece must be one of 'core', 'tf_text', got 'icu'"):
+        BertTokenizer(small_vocab, wordpiece="icu")
     with pytest.raises(ValueError, match="BertPreprocessor needs a tokenizer layer built with tokenize_with_offsets"):
         BertPreprocessor(BertTokenizer(small_vocab, tokenize_with_offsets=True))
     layer = BertTokenizer(small_vocab)
