@@ -24,58 +24,43 @@ with a one-line message on bad flags or data.
 
 import math
 import os
-import signal
-import sys
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from official_bert import cli  # first: it quiets TensorFlow's C++ start-up logging
 
-import keras  # noqa: E402
-import tensorflow as tf  # noqa: E402
-from absl import app, flags, logging  # noqa: E402
+import keras
+from absl import flags, logging
 
-from official_bert import cli, distribution, squad, tokenization  # noqa: E402
-from official_bert.checkpoints import CheckpointError  # noqa: E402
-from official_bert.configs import BertConfig, ConfigError  # noqa: E402
-from official_bert.export.squad import export_squad, squad_tokenizer_layer  # noqa: E402
-from official_bert.finetuning import FineTuningRun, Predictor, fine_tuning_schedule, load_trained_weights  # noqa: E402
-from official_bert.finetuning.squad import (SPAN_LOSS_WEIGHTS, predict_spans, span_loss, span_metrics,  # noqa: E402
-                                            span_model, squad_train_dataset_fn)
-from official_bert.squad import json_files  # noqa: E402
-from official_bert.training import TrainingError, TrainingOptions, prepare_output_dir  # noqa: E402
-from official_bert.training.flags import define_shared_flags, strategy_from_flags  # noqa: E402
+from official_bert import distribution, squad, tokenization
+from official_bert.batch_padding import padding_bucket_width
+from official_bert.configs import BertConfig
+from official_bert.export.squad import export_squad, squad_tokenizer_layer
+from official_bert.finetuning import FineTuningRun, Predictor, fine_tuning_schedule, load_trained_weights, sweep
+from official_bert.finetuning.squad import (SPAN_LOSS_WEIGHTS, predict_spans, span_loss, span_metrics, span_model,
+                                            squad_train_dataset_fn)
+from official_bert.squad import json_files
+from official_bert.training import prepare_output_dir
+from official_bert.training.flags import (define_export_flags, define_finetuning_flags, define_model_flags,
+                                          define_sweep_flags, finetuning_options_from_flags,
+                                          mixed_precision_from_flags, strategy_from_flags)
 
 FLAGS = flags.FLAGS
 
 # The original's flags.
-flags.DEFINE_string("bert_config_file", None, "The config json file corresponding to the pre-trained BERT model. "
-                    "This specifies the model architecture.")
-flags.DEFINE_string("vocab_file", None, "The vocabulary file that the BERT model was trained on.")
-flags.DEFINE_string("output_dir", None, "The output directory where the model checkpoints will be written.")
+define_model_flags(max_seq_length=384, init_checkpoint_help="Initial checkpoint (usually from a pre-trained BERT "
+                   "model): Google's TF1, Hugging Face or ours; a fine-tuned SQuAD --output_dir too. Ignored when "
+                   "--output_dir holds a checkpoint.")
+define_finetuning_flags(do_predict_help="Whether to run eval on the dev set.",
+                        do_eval_help="Score the predictions on --predict_file against its answers, as the official "
+                        "evaluate-v1.1 / evaluate-v2.0 scripts do (implies predicting).", eval_batch_size=False,
+                        length_bucket_width=0, length_bucket_note=" Training only, and off by default: the original's "
+                        "softmax over positions covers every position up to --max_seq_length, padding included, "
+                        "and a shorter batch leaves the cut positions out of the loss.")
 flags.DEFINE_string("train_file", None, "SQuAD json for training. E.g., train-v1.1.json")
 flags.DEFINE_string("predict_file", None, "SQuAD json for predictions. E.g., dev-v1.1.json or test-v1.1.json")
-flags.DEFINE_string("init_checkpoint", None, "Initial checkpoint (usually from a pre-trained BERT model): Google's "
-                    "TF1, Hugging Face or ours; a fine-tuned SQuAD --output_dir too. Ignored when --output_dir holds "
-                    "a checkpoint.")
-flags.DEFINE_bool("do_lower_case", True, "Whether to lower case the input text. Should be True for uncased models "
-                  "and False for cased models.")
-flags.DEFINE_integer("max_seq_length", 384, "The maximum total input sequence length after WordPiece tokenization. "
-                     "Sequences longer than this will be truncated, and sequences shorter than this will be padded.")
 flags.DEFINE_integer("doc_stride", 128, "When splitting up a long document into chunks, how much stride to take "
                      "between chunks.")
 flags.DEFINE_integer("max_query_length", 64, "The maximum number of tokens for the question. Questions longer than "
                      "this will be truncated to this length.")
-flags.DEFINE_bool("do_train", False, "Whether to run training.")
-flags.DEFINE_bool("do_predict", False, "Whether to run eval on the dev set.")
-flags.DEFINE_integer("train_batch_size", 32, "Total batch size for training.")
-flags.DEFINE_integer("predict_batch_size", 8, "Total batch size for predictions.")
-flags.DEFINE_float("learning_rate", 5e-5, "The initial learning rate for Adam.")
-flags.DEFINE_float("num_train_epochs", 3.0, "Total number of training epochs to perform.")
-flags.DEFINE_float("warmup_proportion", 0.1, "Proportion of training to perform linear learning rate warmup for. "
-                   "E.g., 0.1 = 10% of training.")
-flags.DEFINE_integer("save_checkpoints_steps", 1000, "How often to save the model checkpoint.")
-flags.DEFINE_integer("iterations_per_loop", 1000, "How many steps to make in each call into the compiled training "
-                     "loop (Keras steps_per_execution).")
 flags.DEFINE_integer("n_best_size", 20, "The total number of n-best predictions to generate in the "
                      "nbest_predictions.json output file.")
 flags.DEFINE_integer("max_answer_length", 30, "The maximum length of an answer that can be generated. This is "
@@ -86,98 +71,94 @@ flags.DEFINE_bool("version_2_with_negative", False, "If true, the SQuAD examples
                   "answer.")
 flags.DEFINE_float("null_score_diff_threshold", 0.0, "If null_score - best_non_null is greater than the threshold "
                    "predict null.")
-define_shared_flags()
 # Added.
-flags.DEFINE_bool("do_eval", False, "Score the predictions on --predict_file against its answers, as the official "
-                  "evaluate-v1.1 / evaluate-v2.0 scripts do (implies predicting).")
 flags.DEFINE_bool("find_best_threshold", False, "SQuAD 2.0 with --do_eval: choose --null_score_diff_threshold as "
                   "the one that maximizes F1 on --predict_file, predict with it, report it (and export with it).")
-flags.DEFINE_string("export_dir", None, "Export the model for TF Serving as a new version <export_dir>/<n>/.")
+define_export_flags()
+flags.DEFINE_enum("tokenizer_ops", "core", ["core", "tf_text"], "The ops of the exported tokenizer: core (TensorFlow's "
+                  "own: any TensorFlow serves the export, stock TF Serving included) or tf_text (tensorflow-text's "
+                  "WordPiece op, which the server then needs).")
+define_sweep_flags()
 
 
-def main(argv):
-    if len(argv) > 1:
-        cli.fail(f"unexpected arguments: {' '.join(argv[1:])}")
+def main():
     _check_flags()
-    signal.signal(signal.SIGTERM, cli.raise_keyboard_interrupt)
-    run = None
-    try:
-        strategy = strategy_from_flags()  # first: a multi-worker strategy must precede other TensorFlow ops
-        is_chief = distribution.is_chief(strategy)
-        cli.check_case(FLAGS.do_lower_case, FLAGS.init_checkpoint)
-        config = BertConfig.from_json_file(FLAGS.bert_config_file)
-        config.check_seq_length(FLAGS.max_seq_length, f"--bert_config_file={FLAGS.bert_config_file}")
-        options = TrainingOptions(
-            FLAGS.output_dir, train_batch_size=FLAGS.train_batch_size, learning_rate=FLAGS.learning_rate,
-            save_checkpoints_steps=FLAGS.save_checkpoints_steps, iterations_per_loop=FLAGS.iterations_per_loop,
-            mixed_precision=FLAGS.mixed_precision, jit_compile=FLAGS.jit_compile, log_steps=FLAGS.log_steps,
-            seed=FLAGS.seed, init_checkpoint=FLAGS.init_checkpoint).validate()
-        for flag, batch_size in (("--train_batch_size", FLAGS.train_batch_size),
-                                 ("--predict_batch_size", FLAGS.predict_batch_size)):
-            distribution.per_replica_batch_size(batch_size, strategy.num_replicas_in_sync, flag)
-        tokenizer = tokenization.FullTokenizer(FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case)
-        lengths = dict(max_seq_length=FLAGS.max_seq_length, doc_stride=FLAGS.doc_stride,
-                       max_query_length=FLAGS.max_query_length)
+    runs = sweep.sweep_runs_from_flags()
+    strategy = strategy_from_flags()  # first: a multi-worker strategy must precede other TensorFlow ops
+    is_chief = distribution.is_chief(strategy)
+    cli.output_lock(FLAGS.output_dir, strategy=strategy)
+    cli.check_case(FLAGS.do_lower_case, FLAGS.init_checkpoint)
+    config = BertConfig.from_json_file(FLAGS.bert_config_file)
+    config.check_seq_length(FLAGS.max_seq_length, f"--bert_config_file={FLAGS.bert_config_file}")
+    mixed_precision = mixed_precision_from_flags(strategy)
+    options = finetuning_options_from_flags(strategy, mixed_precision)
+    tokenizer = tokenization.FullTokenizer(FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case,
+                                           preserve_unused_tokens=FLAGS.preserve_unused_tokens)
+    lengths = dict(max_seq_length=FLAGS.max_seq_length, doc_stride=FLAGS.doc_stride,
+                   max_query_length=FLAGS.max_query_length)
 
-        # Input: the training features are converted once and cached in --output_dir; the prediction features
-        # are kept in memory, where post-processing needs them.
-        if FLAGS.do_train:
-            train = squad.cached_train_features(FLAGS.train_file, tokenizer, FLAGS.output_dir,
-                                                version_2_with_negative=FLAGS.version_2_with_negative,
-                                                seed=FLAGS.seed, **lengths)
-            logging.info("training on %d features of %d questions (%d skipped: answer not found in the text)",
-                         train.num_features, train.num_examples, train.num_skipped)
-        predicting = FLAGS.do_predict or FLAGS.do_eval
-        if predicting:
-            examples = squad.read_squad_examples(FLAGS.predict_file, is_training=False)
-            features = list(squad.convert_examples_to_features(examples, tokenizer, is_training=False, **lengths))
-            logging.info("predicting %d questions in %d features", len(examples), len(features))
-            if not features:
-                raise squad.SquadError(f"--predict_file={FLAGS.predict_file}: no question to answer")
+    # Input: the training features are converted once and cached in --features_dir (shuffled with the original's
+    # fixed seed, not --seed: a sweep's runs share them); the prediction features are kept in memory, where
+    # post-processing needs them.
+    if FLAGS.do_train:
+        train = squad.cached_train_features(FLAGS.train_file, tokenizer, FLAGS.features_dir or FLAGS.output_dir,
+                                            version_2_with_negative=FLAGS.version_2_with_negative, **lengths)
+        logging.info("training on %d features of %d questions (%d skipped: answer not found in the text)",
+                     train.num_features, train.num_examples, train.num_skipped)
+    predicting = FLAGS.do_predict or FLAGS.do_eval
+    if predicting:
+        examples = squad.read_squad_examples(FLAGS.predict_file, is_training=False)
+        features = list(squad.convert_examples_to_features(examples, tokenizer, is_training=False, **lengths))
+        logging.info("predicting %d questions in %d features", len(examples), len(features))
+        if not features:
+            raise squad.SquadError(f"--predict_file={FLAGS.predict_file}: no question to answer")
 
-        # Model.
-        keras.utils.set_random_seed(FLAGS.seed)
-        with strategy.scope():
-            model = span_model(config, FLAGS.mixed_precision)
+    # The paper's procedure (--sweep, --num_restarts, ...): every run is this tool in its own directory, reading the
+    # features just cached; the best run by dev F1 is then what prediction and export use.
+    sweep.sweep_then_use_the_best(runs, "f1")
 
-        # Training: the whole schedule (SQuAD's dev set is its test set: no checkpoint is chosen on it).
-        if FLAGS.do_train:
-            if is_chief:
-                prepare_output_dir(FLAGS.output_dir, config, FLAGS.vocab_file, FLAGS.init_checkpoint)
-            drop_remainder = isinstance(strategy, tf.distribute.TPUStrategy)  # TPUs need fixed batch shapes
-            schedule = fine_tuning_schedule(train.num_features, FLAGS.train_batch_size, FLAGS.num_train_epochs,
-                                            FLAGS.warmup_proportion, drop_remainder)
-            run = FineTuningRun(model, span_loss(), options, schedule, strategy, span_metrics(),
-                                do_lower_case=FLAGS.do_lower_case, loss_weights=SPAN_LOSS_WEIGHTS)
-            run.train(squad_train_dataset_fn(train.path, train.num_features, FLAGS.max_seq_length,
-                                             FLAGS.train_batch_size, FLAGS.seed, drop_remainder))
-        global_step = load_trained_weights(model, FLAGS.output_dir, FLAGS.init_checkpoint, FLAGS.do_lower_case)
+    # Model.
+    keras.utils.set_random_seed(FLAGS.seed)
+    with strategy.scope():
+        model = span_model(config, mixed_precision)
 
-        # Prediction and evaluation: every worker predicts (the replicas' outputs are gathered); only the chief's
-        # files are kept.
-        threshold = FLAGS.null_score_diff_threshold
-        if predicting:
-            results = predict_spans(Predictor(model, strategy), features, FLAGS.predict_batch_size)
-            with distribution.WorkerDirectory(FLAGS.output_dir, strategy) as directory:
-                threshold = _predict_and_evaluate(examples, features, results, directory, global_step)
+    # Training: the whole schedule (SQuAD's dev set is its test set: no checkpoint is chosen on it).
+    if FLAGS.do_train:
+        if is_chief:
+            prepare_output_dir(FLAGS.output_dir, config, FLAGS.vocab_file, FLAGS.init_checkpoint)
+        # The original counts steps from the questions, not their windows.
+        schedule = fine_tuning_schedule(train.num_examples, FLAGS.train_batch_size, FLAGS.num_train_epochs,
+                                        FLAGS.warmup_proportion)
+        run = cli.watch(FineTuningRun(model, span_loss(), options, schedule, strategy, span_metrics(),
+                                      do_lower_case=FLAGS.do_lower_case, loss_weights=SPAN_LOSS_WEIGHTS))
+        run.train(squad_train_dataset_fn(train.path, train.num_features, FLAGS.max_seq_length,
+                                         FLAGS.train_batch_size, FLAGS.seed,
+                                         padding_bucket_width(FLAGS.length_bucket_width, strategy, FLAGS.jit_compile),
+                                         FLAGS.bucket_by_length))
+    global_step = load_trained_weights(model, FLAGS.output_dir, FLAGS.init_checkpoint, FLAGS.do_lower_case)
 
-        if FLAGS.export_dir and is_chief:
-            path = export_squad(FLAGS.export_dir, model, squad_tokenizer_layer(FLAGS.vocab_file, FLAGS.do_lower_case),
-                                FLAGS.max_seq_length, doc_stride=FLAGS.doc_stride,
-                                max_query_length=FLAGS.max_query_length, n_best_size=FLAGS.n_best_size,
-                                max_answer_length=FLAGS.max_answer_length,
-                                version_2_with_negative=FLAGS.version_2_with_negative,
-                                null_score_diff_threshold=threshold)
-            logging.info("exported the model for serving to %s", path)
-    except (squad.SquadError, ConfigError, CheckpointError, TrainingError, tokenization.VocabError,
-            distribution.DistributionError) as e:
-        cli.fail(str(e))
-    except KeyboardInterrupt:
-        cli.exit_interrupted(run)
+    # Prediction and evaluation: every worker predicts (the replicas' outputs are gathered); only the chief's
+    # files are kept.
+    threshold = FLAGS.null_score_diff_threshold
+    if predicting:
+        results = predict_spans(Predictor(model, strategy), features, FLAGS.predict_batch_size)
+        with distribution.WorkerDirectory(FLAGS.output_dir, strategy) as directory:
+            threshold = _predict_and_evaluate(examples, features, results, directory, global_step,
+                                              sweep.chosen_run_note(FLAGS.init_checkpoint, "f1") if runs else None)
 
+    if FLAGS.export_dir and is_chief:
+        path = export_squad(FLAGS.export_dir, model, squad_tokenizer_layer(FLAGS.vocab_file, FLAGS.do_lower_case,
+                                                                         wordpiece=FLAGS.tokenizer_ops),
+                            FLAGS.max_seq_length, doc_stride=FLAGS.doc_stride,
+                            max_query_length=FLAGS.max_query_length, n_best_size=FLAGS.n_best_size,
+                            max_answer_length=FLAGS.max_answer_length,
+                            version_2_with_negative=FLAGS.version_2_with_negative,
+                            null_score_diff_threshold=threshold)
+        logging.info("exported the model for serving to %s", path)
 
-def _predict_and_evaluate(examples, features, results, directory, global_step):
-    """Writes the predictions (and with --do_eval the scores) to `directory`; returns the null threshold used."""
+def _predict_and_evaluate(examples, features, results, directory, global_step, checkpoint_note=None):
+    """Writes the predictions (and with --do_eval the scores, with `checkpoint_note`: what chose the checkpoint)
+    to `directory`; returns the null threshold used."""
     version_2 = FLAGS.version_2_with_negative
 
     def predictions(threshold):
@@ -200,6 +181,8 @@ def _predict_and_evaluate(examples, features, results, directory, global_step):
             scores["null_score_diff_threshold"] = threshold
         if global_step is not None:
             scores["global_step"] = global_step
+        if checkpoint_note:
+            scores["checkpoint"] = checkpoint_note
         for key, value in scores.items():
             logging.info("eval %s = %s", key, value)
         json_files.write_json(os.path.join(directory, "eval_results.json"), scores)
@@ -217,15 +200,16 @@ def _check_flags():
     if FLAGS.find_best_threshold and not (FLAGS.do_eval and FLAGS.version_2_with_negative):
         cli.fail("--find_best_threshold needs --do_eval and --version_2_with_negative: it chooses the SQuAD 2.0 "
                  "null threshold on --predict_file's answers")
-    try:
-        squad.check_lengths(FLAGS.max_seq_length, FLAGS.doc_stride, FLAGS.max_query_length)
-    except squad.SquadError as e:
-        cli.fail(str(e))
+    squad.check_lengths(FLAGS.max_seq_length, FLAGS.doc_stride, FLAGS.max_query_length)
     for flag in ("n_best_size", "max_answer_length"):
         if FLAGS[flag].value < 1:
             cli.fail(f"--{flag}={FLAGS[flag].value}: expected a positive integer")
 
 
+def run():
+    """The tool as a command (`python run_squad.py`, or the console script `bert-run-squad`)."""
+    cli.run(main, required_flags=["vocab_file", "bert_config_file", "output_dir"])
+
+
 if __name__ == "__main__":
-    flags.mark_flags_as_required(["vocab_file", "bert_config_file", "output_dir"])
-    app.run(main)
+    run()

@@ -7,7 +7,8 @@
 #   1. vocab      data_prep/build_vocab.py: a WordPiece vocabulary learned from data/corpus/sotu.txt
 #   2. data       data_prep/create_pretraining_data.py: masked-LM + next-sentence TFRecords from the corpus, and
 #                 from the held-out addresses (data/corpus/sotu_heldout.txt) to evaluate on
-#   3. pretrain   run_pretraining.py: a small BERT, then its MLM/NSP accuracy on the held-out addresses
+#   3. pretrain   run_pretraining.py: a small BERT, for as many steps as fit the machine's speed (timed on its
+#                 first steps), then its MLM/NSP accuracy on the held-out addresses
 #   4. fill-mask  fill_mask.py: the pretrained model fills in the blanks of data/fill_in_the_blank.txt
 #   5. finetune   run_classifier.py, twice at once, on which era a passage is from (data/classification: 3 eras,
 #                 chance 1/3, dev passages from the held-out addresses), with the same settings: from the
@@ -21,20 +22,31 @@ OUT=demo_out
 STAGES=(vocab data pretrain fill-mask finetune serve)
 export TF_CPP_MIN_LOG_LEVEL=2 CUDA_VISIBLE_DEVICES=""
 
-# Sized for 6 minutes on 2 idle CPU cores (9 while other jobs shared them), most of it pretraining.
+# Sized for at most 10 minutes on 2 idle CPU cores of either kind: with AVX-512 (and bf16), or AVX2 only, which
+# computes the same steps 4-6 times slower. Sequences of 64 tokens (most passages of the era task are shorter) cost
+# less than half of 128's; and pretraining first times PROBE_STEPS steps, then resumes from them with as many steps
+# as fit in PRETRAIN_SECONDS at that speed, from PRETRAIN_MIN_STEPS to PRETRAIN_MAX_STEPS. PRETRAIN_STEPS=N skips
+# the timing.
 VOCAB_SIZE=8000
 HIDDEN=128 LAYERS=2 HEADS=2 INTERMEDIATE=512   # BERT-Tiny's shape
 # BERT-Base's 0.02 scaled to this width (0.02 * sqrt(768 / 128)), so that attention starts as far from uniform as
 # BERT-Base's: with 0.02 and this learning rate, the masked LM stalled at predicting "the" (7 % accuracy).
 INITIALIZER_RANGE=0.05
-SEQ_LENGTH=128
-# Training reads the 54k sequences of 10 maskings about once. (create_pretraining_data shuffles within 1 MiB
-# blocks, about an era of this date-ordered corpus each, so batches drift from era to era. Two maskings, which the
-# reader's 10,000-record shuffle buffer mixes whole, did worse: read 6 times, the NSP pairs were learned by heart.)
-DUPE_FACTOR=10
-PRETRAIN_STEPS=2000 PRETRAIN_BATCH=32 PRETRAIN_LR=1e-3
+SEQ_LENGTH=64
+# Training reads the ~60k sequences of 5 maskings at most about once. (create_pretraining_data shuffles within
+# 1 MiB blocks, about an era of this date-ordered corpus each, so batches drift from era to era. Two maskings,
+# which the reader's 10,000-record shuffle buffer mixes whole, did worse: read 6 times, the NSP pairs were learned
+# by heart.)
+DUPE_FACTOR=5
+PRETRAIN_BATCH=32 PRETRAIN_LR=1e-3
+PROBE_STEPS=100 PRETRAIN_SECONDS=${PRETRAIN_SECONDS:-240} PRETRAIN_MIN_STEPS=800 PRETRAIN_MAX_STEPS=2000
+# The probe is the warmup: until its end the learning rate does not depend on --num_train_steps, so the probe's
+# steps are exactly the first steps of the full run, which resumes from them.
+PRETRAIN_WARMUP=$PROBE_STEPS
 FINETUNE_EPOCHS=3 FINETUNE_BATCH=32 FINETUNE_LR=1e-4
-MIXED_PRECISION=bf16   # about 20 % faster than float32 on a CPU with AVX512_BF16
+# bf16 where the CPU computes it natively (AVX512_BF16, AMX: about 20 % faster), float32 where it would be
+# emulated (AVX2 only: 28 % more CPU per step).
+MIXED_PRECISION=auto
 LABELS=1790-1860,1861-1945,1946-2021
 
 # TensorFlow's start-up lines (CUDA probing on a CPU-only machine, oneDNN notes) that TF_CPP_MIN_LOG_LEVEL
@@ -85,9 +97,23 @@ pretrain() {
 EOF
     local flags=(--bert_config_file="$OUT/bert_config.json" --vocab_file="$OUT/vocab.txt"
                  --output_dir="$OUT/pretrained" --max_seq_length=$SEQ_LENGTH --mixed_precision=$MIXED_PRECISION)
-    "$PY" run_pretraining.py "${flags[@]}" --input_file="$OUT/pretraining_data/train.tfrecord" --do_train \
-        --train_batch_size=$PRETRAIN_BATCH --learning_rate=$PRETRAIN_LR --num_train_steps=$PRETRAIN_STEPS \
-        --num_warmup_steps=$((PRETRAIN_STEPS / 10)) --save_checkpoints_steps=500 --log_steps=200
+    local train=(--input_file="$OUT/pretraining_data/train.tfrecord" --do_train --train_batch_size=$PRETRAIN_BATCH
+                 --learning_rate=$PRETRAIN_LR --num_warmup_steps=$PRETRAIN_WARMUP --save_checkpoints_steps=500)
+    local steps=${PRETRAIN_STEPS:-}
+    if [[ -z $steps ]]; then
+        # The probe's second half is timed (the first includes tracing); the run below resumes after it.
+        "$PY" run_pretraining.py "${flags[@]}" "${train[@]}" --num_train_steps=$PROBE_STEPS \
+            --log_steps=$((PROBE_STEPS / 2)) 2>&1 | tee "$OUT/logs/pretrain-probe.log"
+        local rate
+        rate=$(grep -o 'sequences_per_second [0-9.]*' "$OUT/logs/pretrain-probe.log" | tail -1 | cut -d' ' -f2)
+        steps=$(awk -v rate="$rate" -v seconds=$PRETRAIN_SECONDS -v batch=$PRETRAIN_BATCH \
+                    -v low=$PRETRAIN_MIN_STEPS -v high=$PRETRAIN_MAX_STEPS \
+                    'BEGIN { n = int(rate * seconds / batch / 100) * 100; print (n < low ? low : n > high ? high : n) }')
+        echo "--- this machine pretrains $rate sequences/s: $steps steps fit in about $PRETRAIN_SECONDS s" \
+             "(chosen from $PRETRAIN_MIN_STEPS to $PRETRAIN_MAX_STEPS; PRETRAIN_STEPS=N sets it)"
+    fi
+    echo "$steps" >"$OUT/pretrain_steps"
+    "$PY" run_pretraining.py "${flags[@]}" "${train[@]}" --num_train_steps="$steps" --log_steps=$((steps / 10))
     # On the held-out addresses: text the model has not seen.
     "$PY" run_pretraining.py "${flags[@]}" --input_file="$OUT/pretraining_data/heldout.tfrecord" --do_eval \
         --eval_batch_size=64 --max_eval_steps=32
@@ -142,9 +168,11 @@ percent() {
     awk -v key="$2" '$1 == key { printf "%.1f %%", 100 * $3 }' "$1"
 }
 
-# progress KEY: KEY's value on the training batches at the first and the last progress line of pretraining.
+# progress KEY: KEY's value on the training batches at the first and the last progress line of pretraining (the
+# probe's lines, "step N/$PROBE_STEPS", left out).
 progress() {
-    grep -o "step [0-9]*/.*" "$OUT/logs/pretrain.log" | sed -E "s#step ([0-9]+)/.* $1 ([0-9.]+).*#\1 \2#" |
+    grep -o "step [0-9]*/$(cat "$OUT/pretrain_steps") .*" "$OUT/logs/pretrain.log" |
+        sed -E "s#step ([0-9]+)/.* $1 ([0-9.]+).*#\1 \2#" |
         awk 'NR == 1 { first = sprintf("%.1f %% at step %d", 100 * $2, $1) }
              END { printf "%s -> %.1f %% at step %d", first, 100 * $2, $1 }'
 }
@@ -152,7 +180,7 @@ progress() {
 mkdir -p "$OUT/logs"
 stage vocab "WordPiece vocabulary (at most $VOCAB_SIZE tokens) from data/corpus/sotu.txt" build_vocab
 stage data "pretraining TFRecords: sequences of $SEQ_LENGTH tokens, $DUPE_FACTOR maskings of the corpus" create_data
-stage pretrain "pretraining BERT (L=$LAYERS H=$HIDDEN) for $PRETRAIN_STEPS steps of $PRETRAIN_BATCH sequences" pretrain
+stage pretrain "pretraining BERT (L=$LAYERS H=$HIDDEN), steps of $PRETRAIN_BATCH sequences" pretrain
 stage fill-mask "filling in the blanks of held-out sentences (data/fill_in_the_blank.txt)" fill_in_the_blanks
 stage finetune "era classification, from the pretrained weights and from random initialization" finetune_both
 stage serve "the exported SavedModel, in a new process, on one dev passage of each era" serve
@@ -166,12 +194,12 @@ for name in "${STAGES[@]}"; do
 done
 pretrained=$OUT/pretrained/eval_results.txt
 cat <<EOF
-Pretraining ($PRETRAIN_STEPS steps), on the training batches and on the held-out addresses:
+Pretraining ($(cat "$OUT/pretrain_steps") steps), on the training batches and on the held-out addresses:
     masked LM accuracy      $(progress masked_lm_accuracy); held-out $(percent "$pretrained" masked_lm_accuracy)
     next-sentence accuracy  $(progress next_sentence_accuracy); held-out $(percent "$pretrained" next_sentence_accuracy)
 Era of a passage, dev accuracy (chance 33.3 %):
-    pretrained BERT         $(percent "$OUT/classifier_pretrained/eval_results.txt" accuracy)
-    random initialization   $(percent "$OUT/classifier_random/eval_results.txt" accuracy)
+    pretrained BERT         $(percent "$OUT/classifier_pretrained/eval_results.txt" eval_accuracy)
+    random initialization   $(percent "$OUT/classifier_random/eval_results.txt" eval_accuracy)
 SavedModel's eras for dev passages from ${LABELS//,/, }: $(awk '$1 == "label:" { printf "%s%s", sep, $2; sep = ", " }' "$OUT/query.txt")
 Stage times: ${times}total $total s
 Artifacts:

@@ -8,13 +8,14 @@ import os
 import tensorflow as tf
 from absl import logging
 
-from official_bert.checkpoints.files import atomic_path
 from official_bert.classification.errors import ClassificationDataError
-from official_bert.classification.features import convert_single_example, padding_features
+from official_bert.classification.features import convert_example_windows, padding_features
 from official_bert.classification.records import serialize_features
+from official_bert.io import atomic_path, write_text
 
 # Bump when the conversion or the record format changes, so that old caches are not reused.
-CACHE_FORMAT = 1
+# 2: every record carries its example_index.
+CACHE_FORMAT = 2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -24,15 +25,19 @@ class FeatureFile:
     Args:
         path: the TFRecord file.
         num_examples: real examples, in the order of the split's file.
-        num_padding: padding examples after them (is_real_example=0).
+        num_padding: padding examples after their features (is_real_example=0).
         max_seq_length: T.
         num_choices: C for multiple choice, else None.
         is_regression: float labels.
         skipped_rows: malformed rows of the split's file that were left out (QQP's), with a warning.
+        doc_stride: the stride of the windows long texts were cut into, 0 for none (truncation).
+        num_windows: with doc_stride, the real records (windows, in example order); else None.
 
     Example:
     >>> FeatureFile("train.tf_record", 30, 2, 128, None, False).num_records
     32
+    >>> FeatureFile("train.tf_record", 30, 2, 128, None, False, doc_stride=64, num_windows=45).num_records
+    47
     """
 
     path: str
@@ -42,10 +47,17 @@ class FeatureFile:
     num_choices: int | None
     is_regression: bool
     skipped_rows: int = 0
+    doc_stride: int = 0
+    num_windows: int | None = None
+
+    @property
+    def num_features(self):
+        """The real records: one per example, or with windows one per window."""
+        return self.num_examples if self.num_windows is None else self.num_windows
 
     @property
     def num_records(self):
-        return self.num_examples + self.num_padding
+        return self.num_features + self.num_padding
 
 
 def _sha256(path):
@@ -66,16 +78,19 @@ def _file_stats(paths):
             stat = tf.io.gfile.stat(path)
         except tf.errors.NotFoundError:
             raise ClassificationDataError(f"{path}: file not found") from None
-        stats.append((os.path.abspath(path), stat.length, stat.mtime_nsec))
+        except tf.errors.OpError as e:
+            raise ClassificationDataError(f"{path}: cannot read it ({e.message})") from None
+        stats.append((path if "://" in path else os.path.abspath(path), stat.length, stat.mtime_nsec))
     return stats
 
 
-def cache_key(processor, split, tokenizer, tokenizer_file, do_lower_case, max_seq_length, pad_to_multiple_of=1):
+def cache_key(processor, split, tokenizer, tokenizer_file, do_lower_case, max_seq_length, pad_to_multiple_of=1,
+              doc_stride=0):
     """A hex digest of everything the features depend on.
 
     That is: the task's settings (labels, language, reader), the split, the data files' paths, sizes and
     modification times, the tokenizer's type and its vocabulary or model file's contents, the casing,
-    max_seq_length and the batch padding.
+    max_seq_length, the batch padding and the windows' stride.
 
     Args:
         processor: the task's DataProcessor.
@@ -85,6 +100,7 @@ def cache_key(processor, split, tokenizer, tokenizer_file, do_lower_case, max_se
         do_lower_case: the casing flag.
         max_seq_length: T.
         pad_to_multiple_of: the record count is padded to a multiple of this.
+        doc_stride: the windows' stride, 0 for none.
 
     Example:
     >>> import os, tempfile
@@ -98,19 +114,21 @@ def cache_key(processor, split, tokenizer, tokenizer_file, do_lower_case, max_se
     >>> key = cache_key(processor, "dev", tokenizer, vocab, True, 128)
     >>> key == cache_key(processor, "dev", tokenizer, vocab, True, 64)
     False
+    >>> key == cache_key(processor, "dev", tokenizer, vocab, True, 128, doc_stride=64)
+    False
     """
     ingredients = {
         "format": CACHE_FORMAT, "split": split, "processor": processor.cache_settings(),
         "data_files": _file_stats(processor.data_files(split)),
         "tokenizer": f"{type(tokenizer).__module__}.{type(tokenizer).__qualname__}",
         "tokenizer_file": _sha256(tokenizer_file), "do_lower_case": bool(do_lower_case),
-        "max_seq_length": max_seq_length, "pad_to_multiple_of": pad_to_multiple_of,
+        "max_seq_length": max_seq_length, "pad_to_multiple_of": pad_to_multiple_of, "doc_stride": doc_stride,
     }
     return hashlib.sha256(json.dumps(ingredients, sort_keys=True).encode()).hexdigest()
 
 
 def load_or_create_features(processor, split, tokenizer, max_seq_length, output_dir, *, tokenizer_file,
-                            do_lower_case, pad_to_multiple_of=1):
+                            do_lower_case, pad_to_multiple_of=1, doc_stride=0):
     """Returns the FeatureFile of a split, converting and writing it only if no cache with the same key exists.
 
     Files go to output_dir/feature_cache/<task>-<split>-<key>.tf_record, with a .json beside it that is
@@ -127,6 +145,8 @@ def load_or_create_features(processor, split, tokenizer, max_seq_length, output_
         do_lower_case: the casing flag the tokenizer was made with.
         pad_to_multiple_of: append padding examples until the record count is a multiple of this (a batch
             size, for accelerators that need every batch full).
+        doc_stride: cut texts longer than max_seq_length into windows this many tokens apart, one record each
+            (see `features.convert_example_windows`); 0 truncates them, one record per example.
 
     Example:
     >>> import os, tempfile
@@ -141,7 +161,8 @@ def load_or_create_features(processor, split, tokenizer, max_seq_length, output_
     >>> cached.num_examples, cached.num_padding
     (1, 3)
     """
-    key = cache_key(processor, split, tokenizer, tokenizer_file, do_lower_case, max_seq_length, pad_to_multiple_of)
+    key = cache_key(processor, split, tokenizer, tokenizer_file, do_lower_case, max_seq_length, pad_to_multiple_of,
+                    doc_stride)
     directory = os.path.join(output_dir, "feature_cache")
     path = os.path.join(directory, f"{processor.task_name}-{split}-{key[:16]}.tf_record")
     cached = _read_metadata(path)
@@ -150,30 +171,34 @@ def load_or_create_features(processor, split, tokenizer, max_seq_length, output_
                      cached.num_examples)
         return cached
     examples = processor.get_examples(split)
-    padding = -len(examples) % pad_to_multiple_of
     label_list = processor.label_list
     tf.io.gfile.makedirs(directory)
+    num_features = 0
     with atomic_path(path) as tmp, tf.io.TFRecordWriter(tmp) as writer:
         for i, example in enumerate(examples):
-            writer.write(serialize_features(convert_single_example(example, label_list, max_seq_length, tokenizer)))
+            for features in convert_example_windows(example, label_list, max_seq_length, tokenizer, doc_stride, i):
+                writer.write(serialize_features(features))
+                num_features += 1
             if (i + 1) % 10000 == 0:
                 logging.info("%s %s: converted %d of %d examples", processor.task_name, split, i + 1, len(examples))
+        padding = -num_features % pad_to_multiple_of
         for features in padding_features(padding, max_seq_length, processor.num_choices, processor.is_regression):
             writer.write(serialize_features(features))
     cached = FeatureFile(path, len(examples), padding, max_seq_length, processor.num_choices,
-                         processor.is_regression, processor.skipped_rows.get(split, 0))
+                         processor.is_regression, processor.skipped_rows.get(split, 0), doc_stride,
+                         num_features if doc_stride else None)
     metadata = dataclasses.asdict(cached)
     del metadata["path"]  # the cache stays valid when output_dir moves
-    with atomic_path(path + ".json") as tmp, open(tmp, "w") as f:
-        json.dump(metadata, f, indent=2)
-    logging.info("wrote %s %s features: %s (%d examples, %d padding)", processor.task_name, split, path,
-                 len(examples), padding)
+    write_text(path + ".json", json.dumps(metadata, indent=2))
+    windows = f", {num_features} windows" if doc_stride else ""
+    logging.info("wrote %s %s features: %s (%d examples%s, %d padding)", processor.task_name, split, path,
+                 len(examples), windows, padding)
     return cached
 
 
 def _read_metadata(path):
     try:
-        with open(path + ".json") as f:
-            return FeatureFile(path, **json.load(f))
-    except (OSError, ValueError, TypeError):
+        with tf.io.gfile.GFile(path + ".json", "rb") as f:
+            return FeatureFile(path, **json.loads(f.read().decode("utf-8")))
+    except (tf.errors.OpError, ValueError, TypeError):
         return None

@@ -2,11 +2,12 @@
 
 import tensorflow as tf
 
+from official_bert.batch_padding import trim_batches
 from official_bert.classification.records import batch_parser
 
 
 def feature_dataset(feature_file, batch_size, *, is_training=False, drop_remainder=False, shuffle_buffer_size=10000,
-                    seed=None, with_sample_weights=False):
+                    seed=None, with_sample_weights=False, bucket_width=None):
     """Batches of ({"input_word_ids", "input_mask", "input_type_ids"}, labels) from a FeatureFile.
 
     Inputs are int32 [B, T] ([B, C, T] for multiple choice); labels int32 [B] (float32 for regression). The
@@ -21,6 +22,8 @@ def feature_dataset(feature_file, batch_size, *, is_training=False, drop_remaind
         seed: the shuffle seed.
         with_sample_weights: add a third element, is_real_example as float32 [B] (0 for padding examples),
             for Keras' sample weights.
+        bucket_width: pad each batch only to its longest sequence, rounded up to a multiple of this
+            (`official_bert.batch_padding`); None: to max_seq_length.
 
     Example:
     >>> import os, tempfile
@@ -46,4 +49,4 @@ def feature_dataset(feature_file, batch_size, *, is_training=False, drop_remaind
         dataset = dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE)
     else:
         dataset = dataset.map(lambda records: parse(records)[:2], num_parallel_calls=tf.data.AUTOTUNE)
-    return dataset.prefetch(tf.data.AUTOTUNE)
+    return trim_batches(dataset, bucket_width).prefetch(tf.data.AUTOTUNE)

@@ -168,39 +168,62 @@ def metric_names(task):
 
 
 def evaluation_metrics(task, results):
-    """The metrics of every evaluated split in one dict.
+    """The metrics of every evaluated split in one dict, under the original run_classifier's names.
 
-    With one dev split the names are plain; with several (MNLI) each is prefixed by its split's name less
-    "dev_": matched_accuracy, mismatched_accuracy.
+    The first dev split's metrics are `eval_<metric>` (eval_accuracy, eval_f1, eval_mcc, eval_pearson,
+    eval_spearman), another split's `eval_<split less "dev_">_<metric>` (MNLI: eval_mismatched_accuracy). Given
+    class scores (logits), each split also gets its mean loss over its examples, `eval_loss` (softmax
+    cross-entropy; squared error for STS-B), as the original's `tf.metrics.mean(per_example_loss)`.
 
     Args:
         task: the task name.
-        results: dev split name → (labels, predictions), as for `task_metrics`.
+        results: dev split name → (labels, predictions), as for `task_metrics`; predictions as logits for the loss.
 
     Example:
     >>> evaluation_metrics("mnli", {"dev_matched": ([0, 1], [0, 1]), "dev_mismatched": ([0, 1], [0, 0])})
-    {'matched_accuracy': 1.0, 'mismatched_accuracy': 0.5}
+    {'eval_accuracy': 1.0, 'eval_mismatched_accuracy': 0.5}
+    >>> {k: round(v, 4) for k, v in evaluation_metrics("rte", {"dev": ([0], [[0.0, 0.0]])}).items()}
+    {'eval_accuracy': 1.0, 'eval_loss': 0.6931}
     """
     merged = {}
-    for split, (labels, predictions) in results.items():
-        merged.update({_key(split, name, len(results) > 1): value
-                       for name, value in task_metrics(task, labels, predictions).items()})
+    for i, (split, (labels, predictions)) in enumerate(results.items()):
+        metrics = task_metrics(task, labels, predictions)
+        if np.ndim(predictions) == 2:
+            metrics["loss"] = mean_loss(task, labels, predictions)
+        merged.update({_key(split, name, first=i == 0): value for name, value in metrics.items()})
     return merged
 
 
+def mean_loss(task, labels, logits):
+    """The mean training loss of `logits` [N, num_labels] against `labels` [N]: softmax cross-entropy, or the
+    squared error of the score for STS-B.
+
+    Example:
+    >>> round(mean_loss("rte", [1], [[0.0, 1.0]]), 6), mean_loss("sts-b", [3.0, 1.0], [[2.0], [1.0]])
+    (0.313262, 0.5)
+    """
+    labels, logits = np.asarray(labels), np.asarray(logits, dtype=np.float64)
+    if task == "sts-b":
+        return float(np.mean((logits[:, 0] - labels) ** 2))
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    log_probabilities = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    return float(-np.mean(log_probabilities[np.arange(len(labels)), labels.astype(int)]))
+
+
 def best_metric(task, dev_splits=("dev",)):
-    """The key of `evaluation_metrics` that selects the best checkpoint (higher is better).
+    """The key of `evaluation_metrics` that selects the best checkpoint (higher is better): the paper's metric on
+    the first dev split (MNLI matched).
 
     Args:
         task: the task name.
-        dev_splits: the processor's dev splits; with several, the first one's metric decides (MNLI matched).
+        dev_splits: the processor's dev splits.
 
     Example:
     >>> best_metric("sts-b"), best_metric("mnli", ("dev_matched", "dev_mismatched"))
-    ('spearman', 'matched_accuracy')
+    ('eval_spearman', 'eval_accuracy')
     """
-    return _key(dev_splits[0], metric_names(task)[0], len(dev_splits) > 1)
+    return _key(dev_splits[0], metric_names(task)[0], first=True)
 
 
-def _key(split, name, several_splits):
-    return f"{split.removeprefix('dev_')}_{name}" if several_splits else name
+def _key(split, name, first):
+    return f"eval_{name}" if first else f"eval_{split.removeprefix('dev_')}_{name}"

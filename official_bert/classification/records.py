@@ -1,9 +1,11 @@
 """The TFRecord format of cached features: the original's feature names, read back under TF Hub's names.
 
 Each tf.train.Example has int64 input_ids, input_mask and segment_ids (T values, or C*T for multiple choice),
-label_ids (int64, or float for regression) and is_real_example (int64), as the original's train.tf_record.
+label_ids (int64, or float for regression) and is_real_example (int64), as the original's train.tf_record; and,
+where the features were made with an example index (windows of long documents), int64 example_index.
 """
 
+import numpy as np
 import tensorflow as tf
 
 
@@ -34,7 +36,33 @@ def serialize_features(features):
     feature = {"input_ids": _int64s(_flat(features.input_ids)), "input_mask": _int64s(_flat(features.input_mask)),
                "segment_ids": _int64s(_flat(features.segment_ids)), "label_ids": label,
                "is_real_example": _int64s([int(features.is_real_example)])}
+    if features.example_index is not None:
+        feature["example_index"] = _int64s([features.example_index])
     return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+
+
+def read_example_indices(path, batch_size=4096):
+    """The example_index of every record of a file, in order (-1 for records without one), int64 [N].
+
+    Args:
+        path: a TFRecord file of serialized features.
+        batch_size: records parsed at a time.
+
+    Example:
+    >>> import os, tempfile
+    >>> from official_bert.classification.features import InputFeatures, padding_features
+    >>> path = os.path.join(tempfile.mkdtemp(), "dev.tf_record")
+    >>> with tf.io.TFRecordWriter(path) as writer:
+    ...     for index in (0, 0, 1):
+    ...         writer.write(serialize_features(InputFeatures([2, 3], [1, 1], [0, 0], 1, example_index=index)))
+    ...     writer.write(serialize_features(padding_features(1, 2)[0]))
+    >>> read_example_indices(path).tolist()
+    [0, 0, 1, -1]
+    """
+    spec = {"example_index": tf.io.FixedLenFeature([], tf.int64, default_value=-1)}
+    dataset = tf.data.TFRecordDataset(path).batch(batch_size).map(
+        lambda records: tf.io.parse_example(records, spec)["example_index"])
+    return np.concatenate([np.zeros([0], np.int64), *dataset.as_numpy_iterator()])
 
 
 def batch_parser(max_seq_length, num_choices=None, is_regression=False):

@@ -8,16 +8,7 @@ import os
 
 import numpy as np
 
-from official_bert.checkpoints.files import atomic_path
-
-
-def _write(path, text):
-    directory = os.path.dirname(path)
-    if directory:
-        os.makedirs(directory, exist_ok=True)
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    return path
+from official_bert.io import write_text
 
 
 def _real_rows(values, is_real_example):
@@ -49,8 +40,9 @@ def write_eval_results(output_dir, results, basename="eval_results"):
     """
     values = {key: value.item() if isinstance(value, np.generic) else value for key, value in results.items()}
     text = "".join(f"{key} = {values[key]}\n" for key in sorted(values))
-    return (_write(os.path.join(output_dir, f"{basename}.txt"), text),
-            _write(os.path.join(output_dir, f"{basename}.json"), json.dumps(values, indent=2, sort_keys=True) + "\n"))
+    return (write_text(os.path.join(output_dir, f"{basename}.txt"), text),
+            write_text(os.path.join(output_dir, f"{basename}.json"),
+                       json.dumps(values, indent=2, sort_keys=True) + "\n"))
 
 
 def results_file_name(processor, split):
@@ -90,7 +82,7 @@ def write_test_results(path, probabilities, is_real_example=None):
     """
     rows = _real_rows(np.asarray(probabilities, dtype=np.float32), is_real_example)
     rows = rows.reshape(len(rows), -1)
-    return _write(path, "".join("\t".join(str(p) for p in row) + "\n" for row in rows))
+    return write_text(path, "".join("\t".join(str(p) for p in row) + "\n" for row in rows))
 
 
 def write_leaderboard_file(output_dir, processor, split, predictions, is_real_example=None):
@@ -123,5 +115,5 @@ def write_leaderboard_file(output_dir, processor, split, predictions, is_real_ex
     else:
         ids = np.argmax(predictions, axis=-1) if predictions.ndim == 2 else predictions.astype(int)
         values = [processor.label_list[i] for i in ids]
-    return _write(os.path.join(output_dir, name),
+    return write_text(os.path.join(output_dir, name),
                   "index\tprediction\n" + "".join(f"{i}\t{value}\n" for i, value in enumerate(values)))

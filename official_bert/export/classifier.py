@@ -2,8 +2,11 @@
 
 import tensorflow as tf
 
+from official_bert.classification.errors import ClassificationDataError
 from official_bert.export.saved_model import ServingSpec, export_saved_model
 from official_bert.export.text import TextPacker
+from official_bert.export.windows import document_windows, pool_documents
+from official_bert.finetuning.windows import check_window_pooling
 
 
 def classifier_outputs(label_list):
@@ -31,11 +34,16 @@ def classifier_outputs(label_list):
     return outputs
 
 
-def classifier_serving_spec(tokenizer, seq_length, label_list, *, text_b=False, num_choices=None):
+def classifier_serving_spec(tokenizer, seq_length, label_list, *, text_b=False, num_choices=None, doc_stride=0,
+                            window_pooling="mean", pad_to_longest=True):
     """The `ServingSpec` of a sentence (pair) classifier or a multiple-choice model.
 
     The raw-text inputs are `text_a` [batch], plus `text_b` [batch] for sentence-pair tasks, or the endings
-    `text_b` [batch, num_choices] for multiple choice (text_a then being the context).
+    `text_b` [batch, num_choices] for multiple choice (text_a then being the context). Each request is padded
+    to its longest sequence only (at most seq_length): the outputs are the same, a short text is faster.
+
+    With doc_stride, a text_a longer than the window is cut into windows, as run_classifier --doc_stride cuts
+    it (`export.windows`), and a document's logits (or score) are the mean (or max) of its windows'.
 
     Args:
         tokenizer: the in-graph tokenizer layer (see `text.tokenizer_layer`).
@@ -43,6 +51,9 @@ def classifier_serving_spec(tokenizer, seq_length, label_list, *, text_b=False, 
         label_list: the label strings in id order, or None for regression.
         text_b: whether the task has a second sentence.
         num_choices: C for multiple choice, else None.
+        doc_stride: --doc_stride: 0 truncates long texts, as the original.
+        window_pooling: --window_pooling, "mean" or "max".
+        pad_to_longest: pad a request to its longest sequence; False pads every one to seq_length.
 
     Example:
     >>> import os, tempfile
@@ -53,9 +64,21 @@ def classifier_serving_spec(tokenizer, seq_length, label_list, *, text_b=False, 
     >>> {name: input.shape.as_list() for name, input in spec.text_inputs.items()}, spec.input_shape
     ({'text_a': [None], 'text_b': [None, 4]}, (4, 8))
     """
-    packer = TextPacker(tokenizer, seq_length)
+    packer = TextPacker(tokenizer, seq_length, pad_to_longest)
     postprocess = classifier_outputs(label_list)
     text = tf.TensorSpec([None], tf.string)
+    if doc_stride:
+        check_window_pooling(window_pooling)
+        if num_choices:
+            raise ClassificationDataError(f"--doc_stride={doc_stride}: multiple-choice models are not served with "
+                                          "windows; leave --doc_stride unset")
+
+        def serve_windows(call_model, text_a, text_b=None):
+            windows = document_windows(packer, seq_length, doc_stride, text_a, text_b)
+            return postprocess(pool_documents(call_model(windows.inputs), windows.example, window_pooling))
+
+        return ServingSpec({"text_a": text, "text_b": text} if text_b else {"text_a": text}, serve_windows,
+                           postprocess, (seq_length,), (tokenizer,))
     if num_choices:
         return ServingSpec({"text_a": text, "text_b": tf.TensorSpec([None, num_choices], tf.string)},
                            lambda call_model, text_a, text_b: postprocess(call_model(packer.pack_choices(text_a,
@@ -66,16 +89,20 @@ def classifier_serving_spec(tokenizer, seq_length, label_list, *, text_b=False, 
                        postprocess, (seq_length,), (tokenizer,))
 
 
-def export_classifier(export_dir, model, tokenizer, seq_length, label_list, *, text_b=False, num_choices=None):
+def export_classifier(export_dir, model, tokenizer, seq_length, label_list, *, text_b=False, num_choices=None,
+                      **serving):
     """Exports a `BertClassifier` (or `BertMultipleChoice`) as the next version in export_dir; returns its path.
 
     The signatures are those of `export_saved_model`; serving_default takes the raw text of
     `classifier_serving_spec` and, like the others, returns logits, probabilities and label (or score).
+    serve_tensors and serve_examples take one row per window (the caller windows long texts).
 
     Args:
         export_dir: the directory of versions.
         model: the trained model.
         tokenizer, seq_length, label_list, text_b, num_choices: as for `classifier_serving_spec`.
+        **serving: its doc_stride, window_pooling and pad_to_longest.
     """
-    spec = classifier_serving_spec(tokenizer, seq_length, label_list, text_b=text_b, num_choices=num_choices)
+    spec = classifier_serving_spec(tokenizer, seq_length, label_list, text_b=text_b, num_choices=num_choices,
+                                   **serving)
     return export_saved_model(export_dir, model, spec)

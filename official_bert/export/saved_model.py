@@ -8,7 +8,8 @@ tensor signatures output), and `export_saved_model` writes a new version under t
 - `serve_examples`: serialized tf.Examples with the original's int64 features input_ids, input_mask and
   segment_ids (as run_classifier's and run_squad's TFRecords hold them) → the outputs;
 
-plus `model.keras` beside saved_model.pb. Only TensorFlow and tensorflow-text are needed to serve it.
+plus `model.keras` beside saved_model.pb. Only TensorFlow is needed to serve it (and tensorflow-text's ops for a
+SentencePiece tokenizer, or `BertTokenizer(wordpiece="tf_text")`).
 """
 
 import dataclasses

@@ -11,6 +11,13 @@ score (the smallest [CLS] start + end logit over windows) beats it by more than 
 The one difference: the answer is the context's own text between the span's first and last character (from the
 tokenizer's offsets), where the original re-aligns tokens with whitespace-separated words; the two agree up to
 whitespace (the original joins words with one space).
+
+The raw-text signature pads a request's windows to the longest of them, not to seq_length: a short context costs
+its own length. Padding is masked, so every logit is the fixed-length one; but the original's `n_best_size` best
+positions of a window can include padding positions (never a valid span), which then crowd out real ones. Here
+only padding up to the request's longest window competes, so when padding beyond it would have been among a
+window's best positions the served answer is the best valid span of a larger candidate set: it scores at least as
+high as the fixed-length answer, and is the same one otherwise.
 """
 
 import collections
@@ -38,7 +45,7 @@ Fields (W windows of B examples, T = seq_length):
 """
 
 
-def squad_windows(tokenizer, question, context, seq_length, doc_stride, max_query_length):
+def squad_windows(tokenizer, question, context, seq_length, doc_stride, max_query_length, pad_to_longest=False):
     """Tokenizes and windows a batch of questions and contexts as `convert_examples_to_features` does.
 
     Args:
@@ -46,6 +53,8 @@ def squad_windows(tokenizer, question, context, seq_length, doc_stride, max_quer
         question: string [B].
         context: string [B].
         seq_length, doc_stride, max_query_length: as for `convert_examples_to_features`.
+        pad_to_longest: pad the windows to the longest of the batch instead of to seq_length (T is then that
+            length); the windows themselves do not change.
 
     Returns `SquadWindows`.
 
@@ -62,17 +71,25 @@ def squad_windows(tokenizer, question, context, seq_length, doc_stride, max_quer
 
     >>> windows.max_context.numpy().astype(int).tolist()
     [[0, 0, 0, 1, 1, 0, 0], [0, 0, 0, 0, 1, 1, 0]]
+
+    A short context padded to its own length:
+
+    >>> short = squad_windows(tokenizer, tf.constant(["who"]), tf.constant(["a"]), 7, 1, 2, pad_to_longest=True)
+    >>> short.inputs["input_word_ids"].numpy().tolist(), short.inputs["input_mask"].numpy().tolist()
+    ([[2, 4, 3, 5, 3]], [[1, 1, 1, 1, 1]])
     """
     special = tokenizer.get_special_tokens_dict()
     query = tokenizer(question)[0].merge_dims(1, 2)[:, :max_query_length]
     doc_ids, token_starts, token_ends = (tokens.merge_dims(1, 2) for tokens in tokenizer(context))
     num_tokens = doc_ids.row_lengths()
     room = seq_length - query.row_lengths() - 3  # [CLS], [SEP], [SEP]
-    # Windows start every doc_stride tokens until one reaches the end (an empty context still gets one).
-    num_windows = 1 + tf.maximum(tf.constant(0, tf.int64), (num_tokens - room + doc_stride - 1) // doc_stride)
+    # Windows start every doc_stride tokens until one reaches the end (an empty context still gets one); as the
+    # original, a stride longer than a window moves by the window, so that windows touch.
+    stride = tf.minimum(tf.constant(doc_stride, tf.int64), room)
+    num_windows = 1 + tf.maximum(tf.constant(0, tf.int64), (num_tokens - room + stride - 1) // stride)
     example = tf.repeat(tf.range(tf.size(num_windows, out_type=tf.int64)), num_windows)
     index = tf.ragged.range(num_windows).flat_values
-    start = index * doc_stride
+    start = index * tf.gather(stride, example)
     doc_length = tf.minimum(tf.gather(num_tokens, example) - start, tf.gather(room, example))
     doc_start = tf.gather(doc_ids.row_starts(), example) + start
     doc = tf.gather(doc_ids.values, tf.ragged.range(doc_start, doc_start + doc_length))
@@ -83,15 +100,17 @@ def squad_windows(tokenizer, question, context, seq_length, doc_stride, max_quer
     word_ids = tf.concat([column(special["start_of_sequence_id"]), tf.gather(query, example),
                           column(special["end_of_segment_id"]), doc, column(special["end_of_segment_id"])], axis=1)
     doc_offset = tf.gather(query.row_lengths(), example) + 2
-    position = tf.range(seq_length, dtype=tf.int64)[None, :]
+    # A window's final [SEP] sits at doc_offset + doc_length; an empty batch has no positions.
+    width = (tf.maximum(tf.reduce_max(doc_offset + doc_length) + 1, 0) if pad_to_longest else seq_length)
+    position = tf.range(width, dtype=tf.int64)[None, :]
     doc_end = (doc_offset + doc_length)[:, None]
     in_doc = (position >= doc_offset[:, None]) & (position < doc_end)
     second_segment = (position >= doc_offset[:, None]) & (position <= doc_end)
-    inputs = {"input_word_ids": word_ids.to_tensor(0, shape=[None, seq_length]),
+    inputs = {"input_word_ids": word_ids.to_tensor(0, shape=[None, seq_length])[:, :width],
               "input_mask": tf.cast(position <= doc_end, tf.int32),
               "input_type_ids": tf.cast(second_segment, tf.int32)}
 
-    best = _max_context_window(doc_ids, num_tokens, room, num_windows, doc_stride)
+    best = _max_context_window(doc_ids, num_tokens, room, num_windows, stride)
     flat = tf.clip_by_value(doc_start[:, None] + position - doc_offset[:, None], 0,
                             tf.maximum(tf.size(best, out_type=tf.int64) - 1, 0))
     best_here = tf.gather(tf.concat([best, [-1]], 0), flat) == index[:, None]
@@ -99,12 +118,12 @@ def squad_windows(tokenizer, question, context, seq_length, doc_stride, max_quer
                         token_starts.values, token_ends.values)
 
 
-def _max_context_window(doc_ids, num_tokens, room, num_windows, doc_stride):
+def _max_context_window(doc_ids, num_tokens, room, num_windows, stride):
     """For every context token, the index of its max-context window (`features.is_max_context`'s rule)."""
     example = doc_ids.value_rowids()
     token = tf.range(tf.size(example, out_type=tf.int64)) - tf.gather(doc_ids.row_starts(), example)
     window = tf.range(tf.reduce_max(num_windows))[None, :]
-    start = window * doc_stride
+    start = window * tf.gather(stride, example)[:, None]
     length = tf.minimum(tf.gather(num_tokens, example)[:, None] - start, tf.gather(room, example)[:, None])
     token = token[:, None]
     holds = (window < tf.gather(num_windows, example)[:, None]) & (token >= start) & (token < start + length)
@@ -150,8 +169,11 @@ def choose_answers(windows, context, start_logits, end_logits, n_best_size=20, m
     >>> answers["answer"].numpy().tolist(), answers["score"].numpy().tolist()
     ([b'B'], [6.0])
     """
-    k = min(n_best_size, start_logits.shape[-1])  # windows are padded to seq_length: T is static
+    # T is static for windows padded to seq_length, dynamic for windows padded to the batch's longest.
+    seq_length = start_logits.shape[-1] or tf.shape(start_logits)[-1]
+    k = min(n_best_size, seq_length) if isinstance(seq_length, int) else tf.minimum(n_best_size, seq_length)
     starts, ends = tf.math.top_k(start_logits, k), tf.math.top_k(end_logits, k)
+    k = tf.cast(k, tf.int64)
     start_index = tf.cast(starts.indices, tf.int64)[:, :, None]
     end_index = tf.cast(ends.indices, tf.int64)[:, None, :]
     in_doc = ((end_index >= windows.doc_offset[:, None, None])
@@ -162,7 +184,7 @@ def choose_answers(windows, context, start_logits, end_logits, n_best_size=20, m
     score = (tf.cast(starts.values, tf.float64)[:, :, None] + tf.cast(ends.values, tf.float64)[:, None, :])
     score = tf.where(valid, score, tf.constant(-float("inf"), tf.float64))
     # The candidates of an example in the original's order: window by window, starts then ends by rank.
-    grid = tf.cast(k * k, tf.int64)
+    grid = k * k
     per_example = tf.RaggedTensor.from_row_lengths(tf.reshape(score, [-1]), windows.num_windows * grid)
     candidates = per_example.to_tensor(-float("inf"))
     best = _first_max(candidates)
@@ -197,7 +219,8 @@ def choose_answers(windows, context, start_logits, end_logits, n_best_size=20, m
 
 
 def squad_serving_spec(tokenizer, seq_length, doc_stride=128, max_query_length=64, n_best_size=20,
-                       max_answer_length=30, version_2_with_negative=False, null_score_diff_threshold=0.0):
+                       max_answer_length=30, version_2_with_negative=False, null_score_diff_threshold=0.0,
+                       pad_to_longest=True):
     """The `ServingSpec` of a `BertSpanLabeler`: serving_default takes `question` and `context` strings [batch]
     and returns `answer` and `score` (and `null_odds` for SQuAD 2.0); the tensor signatures return the
     `start_logits` and `end_logits` of each window.
@@ -207,6 +230,8 @@ def squad_serving_spec(tokenizer, seq_length, doc_stride=128, max_query_length=6
         seq_length, doc_stride, max_query_length: run_squad.py's flags (the windows).
         n_best_size, max_answer_length, version_2_with_negative, null_score_diff_threshold: run_squad.py's
             flags (the span choice; see `choose_answers`).
+        pad_to_longest: serving_default pads each request's windows to the longest of them, not to seq_length
+            (see the module's docstring for the one effect on the answers).
 
     Example:
     >>> import os, tempfile
@@ -218,7 +243,8 @@ def squad_serving_spec(tokenizer, seq_length, doc_stride=128, max_query_length=6
     check_lengths(seq_length, doc_stride, max_query_length)
 
     def serve_text(call_model, question, context):
-        windows = squad_windows(tokenizer, question, context, seq_length, doc_stride, max_query_length)
+        windows = squad_windows(tokenizer, question, context, seq_length, doc_stride, max_query_length,
+                                pad_to_longest)
         logits = call_model(windows.inputs)
         return choose_answers(windows, context, logits["start_logits"], logits["end_logits"], n_best_size,
                               max_answer_length, version_2_with_negative, null_score_diff_threshold)
@@ -230,9 +256,10 @@ def squad_serving_spec(tokenizer, seq_length, doc_stride=128, max_query_length=6
     return ServingSpec({"question": text, "context": text}, serve_text, postprocess, (seq_length,), (tokenizer,))
 
 
-def squad_tokenizer_layer(vocab_file, do_lower_case=True):
-    """The in-graph tokenizer SQuAD serving needs: `FullTokenizer`'s ids, with byte offsets into the context."""
-    return BertTokenizer(vocab_file, do_lower_case=do_lower_case, tokenize_with_offsets=True)
+def squad_tokenizer_layer(vocab_file, do_lower_case=True, wordpiece="core"):
+    """The in-graph tokenizer SQuAD serving needs: `FullTokenizer`'s ids, with byte offsets into the context
+    (`wordpiece`: "core" TensorFlow ops, or "tf_text", as for `BertTokenizer`)."""
+    return BertTokenizer(vocab_file, do_lower_case=do_lower_case, tokenize_with_offsets=True, wordpiece=wordpiece)
 
 
 def export_squad(export_dir, model, tokenizer, seq_length, **options):

@@ -1,17 +1,23 @@
 """Raw text → the encoder's inputs in the graph, packed exactly as the Python features are."""
 
 import tensorflow as tf
+from absl import logging
 
-from official_bert.text import BertPackInputs, BertTokenizer, SentencepieceTokenizer
+from official_bert.batch_padding import trim_to_longest
+from official_bert.text import BertPackInputs, BertTokenizer, GraphSentencePieceTokenizer
 
 
-def tokenizer_layer(vocab_file=None, spm_model_file=None, do_lower_case=True):
+def tokenizer_layer(vocab_file=None, spm_model_file=None, do_lower_case=True, wordpiece="core"):
     """The in-graph tokenizer giving the ids `tokenization.create_tokenizer` gives for the same arguments.
+
+    A WordPiece vocabulary gives a graph of core TensorFlow ops, which any TensorFlow runtime serves; a
+    SentencePiece model needs tensorflow-text's ops, to export and to serve (the export logs it).
 
     Args:
         vocab_file: a WordPiece vocabulary ...
         spm_model_file: ... or a SentencePiece model (exactly one of them).
         do_lower_case: the casing flag.
+        wordpiece: "core", or "tf_text" for tensorflow-text's WordPiece op (`BertTokenizer`'s option).
 
     Example:
     >>> import os, tempfile
@@ -23,8 +29,10 @@ def tokenizer_layer(vocab_file=None, spm_model_file=None, do_lower_case=True):
     if bool(vocab_file) == bool(spm_model_file):
         raise ValueError("pass exactly one of vocab_file and spm_model_file")
     if spm_model_file:
-        return SentencepieceTokenizer(spm_model_file, do_lower_case=do_lower_case)
-    return BertTokenizer(vocab_file, do_lower_case=do_lower_case)
+        logging.warning("%s: SentencePiece in the graph uses tensorflow-text's ops; whoever serves this export needs "
+                        "them too (WordPiece vocabularies need core TensorFlow only)", spm_model_file)
+        return GraphSentencePieceTokenizer(spm_model_file, do_lower_case=do_lower_case)
+    return BertTokenizer(vocab_file, do_lower_case=do_lower_case, wordpiece=wordpiece)
 
 
 class TextPacker:
@@ -33,9 +41,14 @@ class TextPacker:
     As there, a row is a pair only where text_b tokenizes to something; otherwise it is packed as a single
     sentence (keeping seq_length - 2 tokens of A, not seq_length - 3).
 
+    With `pad_to_longest`, the batch is padded only to its longest row (truncation still follows seq_length):
+    a one-sentence request then costs its own length, not seq_length positions. Padding is masked, so the
+    model's outputs are those of the fixed-length inputs (to float rounding).
+
     Args:
         tokenizer: a tokenizer layer (see `tokenizer_layer`).
-        seq_length: T.
+        seq_length: T, the longest packed row.
+        pad_to_longest: pad to the batch's longest row instead of to T.
 
     Example:
     >>> import os, tempfile
@@ -44,25 +57,37 @@ class TextPacker:
     >>> packed = TextPacker(tokenizer_layer(vocab), 6).pack(tf.constant(["a a a a", "a a a a"]), tf.constant(["b", ""]))
     >>> packed["input_word_ids"].numpy().tolist(), packed["input_type_ids"].numpy().tolist()
     ([[2, 4, 4, 3, 5, 3], [2, 4, 4, 4, 4, 3]], [[0, 0, 0, 0, 1, 1], [0, 0, 0, 0, 0, 0]])
+    >>> TextPacker(tokenizer_layer(vocab), 6, pad_to_longest=True).pack(tf.constant(["a", "a a"]))["input_mask"]
+    ... # doctest: +ELLIPSIS
+    <tf.Tensor: shape=(2, 4), dtype=int32, numpy=
+    array([[1, 1, 1, 0],
+           [1, 1, 1, 1]]...)>
     """
 
-    def __init__(self, tokenizer, seq_length):
+    def __init__(self, tokenizer, seq_length, pad_to_longest=False):
         self.tokenizer = tokenizer
+        self.pad_to_longest = pad_to_longest
         self._pack = BertPackInputs(seq_length, special_tokens_dict=tokenizer.get_special_tokens_dict())
 
     def pack(self, text_a, text_b=None):
         """Strings [batch] (and [batch]) → {"input_word_ids", "input_mask", "input_type_ids"}, int32 [batch, T]."""
-        tokens_a = self.tokenizer(text_a)
+        return self.pack_tokens(self.tokenizer(text_a), None if text_b is None else self.tokenizer(text_b))
+
+    def pack_tokens(self, tokens_a, tokens_b=None):
+        """`pack` of tokenized text: int RaggedTensors [batch, (tokens)] or [batch, (words), (pieces)]."""
         single = self._pack(tokens_a)
-        if text_b is None:
-            return single
-        tokens_b = self.tokenizer(text_b)
+        if tokens_b is None:
+            return self._trim(single)
         pair = self._pack([tokens_a, tokens_b])
         has_b = (tokens_b.merge_dims(1, -1).row_lengths() > 0)[:, None]
-        return {name: tf.where(has_b, pair[name], single[name]) for name in pair}
+        return self._trim({name: tf.where(has_b, pair[name], single[name]) for name in pair})
+
+    def _trim(self, packed):
+        # Packed to T first and cut after, so that truncation is T's.
+        return trim_to_longest(packed, 1 if self.pad_to_longest else None)
 
     def pack_choices(self, context, endings):
         """A context [batch] with its endings [batch, C] → the C (context, ending) pairs, int32 [batch, C, T]."""
         num_choices = tf.shape(endings)[1]
         packed = self.pack(tf.repeat(context, num_choices), tf.reshape(endings, [-1]))
-        return {name: tf.reshape(ids, [-1, num_choices, ids.shape[-1]]) for name, ids in packed.items()}
+        return {name: tf.reshape(ids, [-1, num_choices, tf.shape(ids)[-1]]) for name, ids in packed.items()}

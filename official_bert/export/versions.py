@@ -5,8 +5,11 @@ when it is complete, so a server polling export_dir (it loads only numbered dire
 """
 
 import os
-import shutil
-import tempfile
+import uuid
+
+import tensorflow as tf
+
+from official_bert.io import is_remote, remove_tree
 
 
 def versions(export_dir):
@@ -23,10 +26,11 @@ def versions(export_dir):
     >>> versions(export_dir)
     [1, 7]
     """
-    if not os.path.isdir(export_dir):
+    if not tf.io.gfile.isdir(export_dir):
         return []
-    return sorted(int(name) for name in os.listdir(export_dir)
-                  if name.isdigit() and os.path.isdir(os.path.join(export_dir, name)))
+    names = (name.rstrip("/") for name in tf.io.gfile.listdir(export_dir))  # object stores add a "/"
+    return sorted(int(name) for name in names
+                  if name.isdigit() and tf.io.gfile.isdir(os.path.join(export_dir, name)))
 
 
 def write_new_version(export_dir, write):
@@ -47,17 +51,36 @@ def write_new_version(export_dir, write):
     >>> sorted(os.listdir(export_dir))
     ['1', '2']
     """
-    os.makedirs(export_dir, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=".tmp-", dir=export_dir)
+    tmp = os.path.join(export_dir, f".tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    tf.io.gfile.makedirs(tmp)
     try:
         write(tmp)
         while True:
             target = os.path.join(export_dir, str((versions(export_dir) or [0])[-1] + 1))
             try:
-                os.rename(tmp, target)
+                _move_tree(tmp, target)
                 return target
-            except OSError:
-                if not os.path.exists(target):
+            except (OSError, tf.errors.OpError):
+                if not tf.io.gfile.exists(target):
                     raise  # else another exporter took this number meanwhile: try the next
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_tree(tmp)
+
+
+def _move_tree(src, dst):
+    """Renames the directory `src` to `dst` (which must not exist): atomic on a local disk. Other filesystems
+    may rename only files, so there each file is renamed, those of the top directory (saved_model.pb, which a
+    server loads first) last."""
+    if not is_remote(src):
+        tf.io.gfile.rename(src, dst, overwrite=False)
+        return
+    if tf.io.gfile.exists(dst):
+        raise tf.errors.AlreadyExistsError(None, None, f"{dst} exists")
+    moves = []
+    for directory, _, files in tf.io.gfile.walk(src):
+        target = os.path.join(dst, directory[len(src):].strip("/"))
+        tf.io.gfile.makedirs(target)
+        moves += [(directory.rstrip("/") == src, os.path.join(directory, name), os.path.join(target, name))
+                  for name in files]
+    for _, old, new in sorted(moves, key=lambda move: move[0]):
+        tf.io.gfile.rename(old, new, overwrite=False)

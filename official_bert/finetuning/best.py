@@ -9,12 +9,12 @@ killed at any moment leaves it naming a whole checkpoint.
 
 import json
 import os
-import shutil
 
 import tensorflow as tf
 from absl import logging
 
-from official_bert.checkpoints import files, load_checkpoint, save_checkpoint
+from official_bert.checkpoints import load_checkpoint, save_checkpoint
+from official_bert.io import is_file, remove_tree, write_text
 from official_bert.training.options import TrainingError
 
 STATE_NAME = "best_checkpoint.json"
@@ -88,32 +88,34 @@ class BestCheckpoint:
             self.state["best_path"] = name
         self.state["evaluations"] = [r for r in self.state["evaluations"] if r["global_step"] != step]
         self.state["evaluations"].append({"global_step": step, **results})
-        with files.atomic_path(os.path.join(self.output_dir, STATE_NAME)) as tmp, open(tmp, "w") as f:
-            json.dump(self.state, f, indent=2)
+        write_text(os.path.join(self.output_dir, STATE_NAME), json.dumps(self.state, indent=2))
         # Earlier best checkpoints, and any a killed run left half-written.
-        for name in os.listdir(self.output_dir):
+        for name in tf.io.gfile.listdir(self.output_dir):
+            name = name.rstrip("/")  # object stores list directories with a trailing slash
             if name.startswith(_PREFIX) and name != self.state["best_path"]:
-                shutil.rmtree(os.path.join(self.output_dir, name), ignore_errors=True)
+                remove_tree(os.path.join(self.output_dir, name))
         return is_best
 
 
-def load_trained_weights(model, output_dir, init_checkpoint=None, do_lower_case=None):
+def load_trained_weights(model, output_dir, init_checkpoint=None, do_lower_case=None, best=False):
     """Loads the model that evaluation, prediction and export use; returns its global step, if known.
 
-    That is the best checkpoint of output_dir, else its newest training checkpoint, else --init_checkpoint,
-    where a fine-tuning output directory (an MNLI model for AX) also means its best checkpoint. A warning says
-    so when the checkpoint lacks the task's head, which then stays as initialized.
+    That is the newest training checkpoint of output_dir (the original's choice: the final one), or with `best`
+    its best checkpoint by the dev metric, else --init_checkpoint, where a fine-tuning output directory (an MNLI
+    model for AX) means its best checkpoint if it kept one, else its newest. A warning says so when the
+    checkpoint lacks the task's head, which then stays as initialized.
 
     Args:
         model: the task model.
         output_dir: --output_dir.
         init_checkpoint: --init_checkpoint, or None.
         do_lower_case: checked against the checkpoint's casing (a warning when they disagree).
+        best: prefer output_dir's best checkpoint (run_classifier's --keep_best).
 
     Raises:
         TrainingError: none of them holds a checkpoint.
     """
-    candidates = [best_checkpoint(output_dir), _training_checkpoint(output_dir)]
+    candidates = [best_checkpoint(output_dir) if best else None, _training_checkpoint(output_dir)]
     if init_checkpoint:
         candidates += [best_checkpoint(init_checkpoint), (init_checkpoint, None)]
     found = next((candidate for candidate in candidates if candidate), None)
@@ -139,10 +141,10 @@ def _training_checkpoint(output_dir):
 
 def _read_state(output_dir):
     path = os.path.join(output_dir, STATE_NAME)
-    if not os.path.isfile(path):
+    if not is_file(path):
         return None
     try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError) as e:
+        with tf.io.gfile.GFile(path, "rb") as f:
+            return json.loads(f.read().decode("utf-8"))
+    except (tf.errors.OpError, ValueError) as e:
         raise TrainingError(f"{path}: cannot read it ({e})") from None

@@ -1,32 +1,31 @@
-"""Fine-tuning a task model epoch by epoch with Keras `fit`: evaluated after each epoch, resumable after a kill.
+"""Fine-tuning a task model with Keras `fit`: evaluated after each epoch, resumable after a kill, exactly.
 
-A run lives in its output directory: training checkpoints `ckpt-<step>` (model + optimizer, whose update
-counter is the step; see `training/checkpointing.py`), the best checkpoint by the dev metric (`best.py`) and
-TensorBoard events under `train/` and `eval/`.
+A run lives in its output directory: training checkpoints `ckpt-<step>` (model, optimizer — whose update
+counter is the step and so the learning rate — and the dropout layers' random state; see
+`training/checkpointing.py`), the best checkpoint by the dev metric (`best.py`) and TensorBoard events under
+`train/` and `eval/`.
 
-Resuming continues the same sequence of batches: epoch e reads the training set in the order `dataset_fn(e)`
-gives (seeded with the epoch), so a run restored at step s skips the batches of its epoch before s and goes on
-with those an uninterrupted run would have read, at the same learning rates. (Only dropout's random state is
-not in the checkpoint: with dropout, the masks after a resume differ.) An epoch that ended but was not
-evaluated before the kill is evaluated first.
+Resuming continues the same sequence of batches: the input is one stream of batches whose position is the
+step (`stream.py`: `dataset_fn(s)` gives the batches from step s on), so a run restored from the checkpoint
+of step s reads the batches an uninterrupted run reads after s, at the same learning rates and with the same
+dropout masks: the resumed run's weights are those of an uninterrupted one. Each call into `fit` reads its
+batches from a stream built at the step it starts from, so an uninterrupted run follows the same rule. An
+epoch that ended but was not evaluated before the kill is evaluated first.
 """
 
 import math
 import os
-import warnings
 
-import keras
-import tensorflow as tf
 from absl import logging
 
-from official_bert import distribution
 from official_bert.optimization import create_optimizer
-from official_bert.training.checkpointing import CheckpointSaver, TrainingCheckpoints, global_step
+from official_bert.training import keras_compat
+from official_bert.training.checkpointing import CheckpointSaver
 from official_bert.training.monitor import TrainingMonitor, write_scalars
-from official_bert.training.step_functions import install_step_functions
+from official_bert.training.training_run import TrainingRun
 
 
-class FineTuningRun:
+class FineTuningRun(TrainingRun):
     """A compiled task model with its optimizer and checkpoints, resumed or warm-started, ready to train.
 
     Building it restores the newest training checkpoint of `options.output_dir`; without one it loads the weights
@@ -47,6 +46,7 @@ class FineTuningRun:
 
     Example:
     >>> import tempfile
+    >>> import tensorflow as tf
     >>> from official_bert import BertClassifier, BertConfig, BertEncoder
     >>> from official_bert.finetuning.schedule import Schedule
     >>> from official_bert.training import TrainingOptions
@@ -60,35 +60,13 @@ class FineTuningRun:
     """
 
     def __init__(self, model, loss, options, schedule, strategy, metrics=(), do_lower_case=None, loss_weights=None):
-        self.model = model
-        self.options = options
         self.schedule = schedule
-        self.strategy = strategy
-        self.is_chief = distribution.is_chief(strategy)
-        # Steps per call into the compiled loop: at most iterations_per_loop, and calls end on the steps of
-        # progress reports and checkpoints (they happen between calls).
-        self._loop_steps = math.gcd(options.iterations_per_loop, options.log_steps, options.save_checkpoints_steps)
-        self._step_functions = {}
         with strategy.scope():
             optimizer = create_optimizer(options.learning_rate, schedule.num_train_steps, schedule.num_warmup_steps,
                                          weight_decay_rate=options.weight_decay_rate)
-            if options.mixed_precision == "fp16":
-                optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
-            model.compile(optimizer=optimizer, loss=loss, loss_weights=loss_weights,
-                          metrics=metrics if isinstance(metrics, dict) else list(metrics),
-                          jit_compile=options.jit_compile)
-            optimizer.build(model.trainable_variables)  # slots must exist before a restore fills them
-        # As in PretrainingRun: the model is built, and Keras must not read a batch to build it under the
-        # strategy (keras-team/keras#20329); fit, run within strategy.scope(), still uses the strategy.
-        model._distribute_strategy = None
-        self.checkpoints = TrainingCheckpoints(model, optimizer, options.output_dir, strategy,
-                                               max_to_keep=options.keep_checkpoint_max or None)
-        self.checkpoints.restore_or_warm_start(options.init_checkpoint, do_lower_case)
-
-    @property
-    def step(self):
-        """Optimizer updates made so far: the global step."""
-        return global_step(self.model.optimizer)
+        super().__init__(model, optimizer, options, strategy,
+                         {"loss": loss, "loss_weights": loss_weights,
+                          "metrics": metrics if isinstance(metrics, dict) else list(metrics)}, do_lower_case)
 
     def train(self, dataset_fn, evaluate=None, best=None, callbacks=()):
         """Trains from the current step to the schedule's end, epoch by epoch, saving a checkpoint at the end of
@@ -99,8 +77,8 @@ class FineTuningRun:
         the step reached before re-raising it.
 
         Args:
-            dataset_fn: epoch → a tf.data.Dataset of that epoch's (inputs, labels) batches: the same batches in the
-                same order each time it is asked for the same epoch.
+            dataset_fn: step → a tf.data.Dataset of the (inputs, labels) batches of that global step and the
+                following ones (enough to reach num_train_steps): the same batches for the same step, every time.
             evaluate: () → {metric: value} of the model as it is.
             best: the `BestCheckpoint` that records the evaluations.
             callbacks: more Keras callbacks for `fit`, called after the run's own (progress, checkpoints).
@@ -114,20 +92,14 @@ class FineTuningRun:
             # Keras builds the compiled losses' and metrics' state (e.g. one loss tracker per output) when it
             # first traces a step; under a Mirrored strategy that creates variables in replica context, which
             # tf.function guards with a cond the replicas cannot feed. Build it now, from the batches' spec.
-            self.model._symbolic_build(data_batch=dataset_fn(0).element_spec)
-        try:
+            keras_compat.build_compiled_state(self.model, dataset_fn(self.step).element_spec)
+        with self._saving_on_interrupt():
             self._end_epoch(evaluate, best)  # a run killed between an epoch's last step and its evaluation
             while self.step < schedule.num_train_steps:
-                epoch, done = divmod(self.step, schedule.steps_per_epoch)
-                self._fit(dataset_fn(epoch).skip(done), schedule.epoch_end(self.step) - self.step, callbacks)
+                self._fit_loops(dataset_fn, schedule.epoch_end(self.step) - self.step, callbacks)
                 if self.checkpoints.saved_step != self.step:
                     self.checkpoints.save()
                 self._end_epoch(evaluate, best)
-        except KeyboardInterrupt:
-            # Other workers are not interrupted with this one, and a multi-worker save needs them all.
-            if not isinstance(self.strategy, tf.distribute.MultiWorkerMirroredStrategy):
-                self.checkpoints.save()
-            raise
 
     def _end_epoch(self, evaluate, best):
         step = self.step
@@ -141,8 +113,9 @@ class FineTuningRun:
             if best.record(step, results, self.model):
                 logging.info("best %s so far: %.4g, kept in %s", best.metric, results[best.metric], best.path)
 
-    def _fit(self, dataset, steps, extra_callbacks):
-        """Trains `steps` updates on `dataset`: whole loops of the compiled steps, then the rest as one loop."""
+    def _fit_loops(self, dataset_fn, steps, extra_callbacks):
+        """Trains `steps` updates on the batches of `dataset_fn`: whole loops of the compiled steps, then the rest
+        as one loop, each `fit` reading from the step it starts at."""
         done = 0
         while done < steps:
             loop = min(self._loop_steps, steps - done)
@@ -153,19 +126,5 @@ class FineTuningRun:
                                          self.options.train_batch_size,
                                          os.path.join(self.options.output_dir, "train") if self.is_chief else None),
                          CheckpointSaver(self.checkpoints, self.options.save_checkpoints_steps), *extra_callbacks]
-            distributed = self.strategy.experimental_distribute_dataset(dataset.skip(done))
-            with self.strategy.scope(), warnings.catch_warnings():
-                # Span and token heads leave the pooler unused; its weights stay, so that checkpoints keep them,
-                # and are not updated (the original skipped them silently, too).
-                warnings.filterwarnings("ignore", message=r"Gradients do not exist for variables \['pooler/")
-                self.model.fit(distributed, steps_per_epoch=count, epochs=1, verbose=0, shuffle=False,
-                               callbacks=callbacks)
+            self._fit(self.strategy.experimental_distribute_dataset(dataset_fn(self.step)), count, callbacks)
             done += count
-
-    def _set_steps_per_execution(self, steps):
-        # An epoch of whole loops and a shorter last one alternate: keep each compiled loop, not retrace it.
-        if steps not in self._step_functions:
-            install_step_functions(self.model, self.strategy, steps, self.options.jit_compile)
-            self._step_functions[steps] = (self.model.train_function, self.model.test_function)
-        self.model.train_function, self.model.test_function = self._step_functions[steps]
-        self.model.steps_per_execution = steps

@@ -1,7 +1,6 @@
-"""How many updates fine-tuning makes: epochs of the training set, a warmup proportion of them (the original's)."""
+"""How many updates fine-tuning makes: the original's count over examples, a warmup proportion of them."""
 
 import dataclasses
-import math
 
 from official_bert.training.options import TrainingError
 
@@ -10,8 +9,11 @@ from official_bert.training.options import TrainingError
 class Schedule:
     """The steps of a fine-tuning run; steps count optimizer updates.
 
+    Training reads one stream of whole batches across passes over the training set (`finetuning/stream.py`);
+    an "epoch" is only a count of steps, the points at which a run with per-epoch evaluation evaluates.
+
     Args:
-        steps_per_epoch: updates in one pass over the training set.
+        steps_per_epoch: updates between evaluations: the whole batches in one pass over the training set.
         num_train_steps: updates in the whole run (the learning rate reaches 0 there).
         num_warmup_steps: updates of linear warmup.
 
@@ -28,7 +30,7 @@ class Schedule:
     @property
     def num_epochs(self):
         """Epochs begun, the last one possibly partial."""
-        return math.ceil(self.num_train_steps / self.steps_per_epoch)
+        return -(-self.num_train_steps // self.steps_per_epoch)
 
     def epoch_end(self, step):
         """The step at which the epoch that `step` is in ends (an epoch ending at `step` counts as ended)."""
@@ -38,26 +40,27 @@ class Schedule:
         return step == self.num_train_steps or (step > 0 and step % self.steps_per_epoch == 0)
 
 
-def fine_tuning_schedule(num_examples, train_batch_size, num_train_epochs, warmup_proportion, drop_remainder=False):
-    """The schedule of `num_train_epochs` passes over `num_examples` in batches of `train_batch_size`.
+def fine_tuning_schedule(num_examples, train_batch_size, num_train_epochs, warmup_proportion):
+    """The original's schedule: int(num_examples / train_batch_size × num_train_epochs) updates, the first
+    int(updates × warmup_proportion) of them warming up.
 
-    An epoch is every batch of the training set, the last one partial unless `drop_remainder` (which fixed-shape
-    accelerators need). As the original, fractional epochs are allowed and warmup is int(proportion × steps).
+    The count is of examples (for SQuAD: questions, not their windows), over batches that run across pass
+    boundaries, as the original's repeated dataset; an epoch, for evaluation, is num_examples // batch whole
+    batches (at least one).
 
     Args:
         num_examples: training examples.
         train_batch_size: examples per update.
-        num_train_epochs: --num_train_epochs (> 0).
+        num_train_epochs: --num_train_epochs (> 0; fractions allowed).
         warmup_proportion: --warmup_proportion, in [0, 1].
-        drop_remainder: leave out the last partial batch of each epoch.
 
     Example:
     >>> fine_tuning_schedule(100, 32, 3.0, 0.1)
-    Schedule(steps_per_epoch=4, num_train_steps=12, num_warmup_steps=1)
-    >>> fine_tuning_schedule(20, 32, 3.0, 0.1, drop_remainder=True)
+    Schedule(steps_per_epoch=3, num_train_steps=9, num_warmup_steps=0)
+    >>> fine_tuning_schedule(10, 32, 3.0, 0.1)
     Traceback (most recent call last):
     ...
-    official_bert.training.options.TrainingError: the training set has 20 examples, fewer than one --train_batch_size=32
+    official_bert.training.options.TrainingError: --num_train_epochs=3.0 of 10 examples in batches of 32: not one step
     """
     if train_batch_size < 1:
         raise TrainingError(f"--train_batch_size={train_batch_size}: expected a positive integer")
@@ -65,9 +68,10 @@ def fine_tuning_schedule(num_examples, train_batch_size, num_train_epochs, warmu
         raise TrainingError(f"--num_train_epochs={num_train_epochs}: expected a positive number")
     if not 0 <= warmup_proportion <= 1:
         raise TrainingError(f"--warmup_proportion={warmup_proportion}: expected a number in [0, 1]")
-    steps_per_epoch = num_examples // train_batch_size if drop_remainder else math.ceil(num_examples / train_batch_size)
-    if steps_per_epoch < 1:
-        raise TrainingError(f"the training set has {num_examples} examples, fewer than one "
-                            f"--train_batch_size={train_batch_size}")
-    num_train_steps = max(1, math.ceil(steps_per_epoch * num_train_epochs))
-    return Schedule(steps_per_epoch, num_train_steps, int(num_train_steps * warmup_proportion))
+    # The original's expressions, float arithmetic included.
+    num_train_steps = int(num_examples / train_batch_size * num_train_epochs)
+    if num_train_steps < 1:
+        raise TrainingError(f"--num_train_epochs={num_train_epochs} of {num_examples} examples in batches of "
+                            f"{train_batch_size}: not one step")
+    return Schedule(max(1, num_examples // train_batch_size), num_train_steps,
+                    int(num_train_steps * warmup_proportion))

@@ -6,7 +6,9 @@ import tensorflow as tf
 
 from official_bert.models import BertSpanLabeler
 from official_bert.networks.bert_encoder import BertEncoder
-from official_bert.squad import RawResult, feature_dataset
+from official_bert.finetuning.stream import training_batches
+from official_bert.squad import RawResult
+from official_bert.squad.records import batch_parser
 from official_bert.training.options import MIXED_PRECISION_POLICIES
 
 # The original's loss: the mean of the start and end positions' cross-entropies.
@@ -37,28 +39,34 @@ def span_metrics():
     return {name: [keras.metrics.SparseCategoricalAccuracy("accuracy")] for name in SPAN_LOSS_WEIGHTS}
 
 
-def squad_train_dataset_fn(path, num_features, seq_length, batch_size, seed, drop_remainder=False,
-                           shuffle_buffer_size=10000):
-    """epoch → that epoch's shuffled training batches: the same ones for the same epoch and seed.
+def squad_train_dataset_fn(path, num_features, seq_length, batch_size, seed, bucket_width=None,
+                           bucket_by_length=False, shuffle_buffer_size=10000):
+    """step → the training batches from that global step on: the stream of `stream.training_batches` over the
+    features (pass k shuffled with seed + k, whole batches across passes), the same for the same step and seed.
 
     Args:
         path: the training TFRecords (`cached_train_features(...).path`).
         num_features: the records in it.
         seq_length: --max_seq_length.
         batch_size: the global batch.
-        seed: --seed; epoch e is shuffled with seed + e.
-        drop_remainder: leave out each epoch's last partial batch.
+        seed: --seed.
+        bucket_width: pad each batch to its longest window, rounded up to a multiple of this
+            (`batch_padding.padding_bucket_width`); None: every batch at seq_length.
+        bucket_by_length: batch windows of similar lengths together.
         shuffle_buffer_size: records in the shuffle buffer (the examples were shuffled when cached, too).
 
     Batches are ({"input_word_ids", "input_mask", "input_type_ids"}, {"start_logits", "end_logits"}): the targets
     named after the outputs they train.
     """
-    def dataset(epoch):
-        records = feature_dataset(path, seq_length, is_training=True)
-        records = records.shuffle(max(1, min(shuffle_buffer_size, num_features)), seed=seed + epoch)
-        records = records.map(lambda inputs, targets: (inputs, {"start_logits": targets["start_positions"],
-                                                                "end_logits": targets["end_positions"]}))
-        return records.batch(batch_size, drop_remainder=drop_remainder).prefetch(tf.data.AUTOTUNE)
+    parse_features = batch_parser(seq_length, is_training=True)
+
+    def parse(records):
+        inputs, targets = parse_features(records)
+        return inputs, {"start_logits": targets["start_positions"], "end_logits": targets["end_positions"]}
+
+    def dataset(step):
+        return training_batches(tf.data.TFRecordDataset(path), num_features, batch_size, seed, parse, step,
+                                bucket_width, bucket_by_length, shuffle_buffer_size)
 
     return dataset
 

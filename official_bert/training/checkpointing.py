@@ -1,28 +1,51 @@
 """Training checkpoints: model + optimizer (whose update counter is the global step), saved and resumed.
 
 The files are `output_dir/ckpt-<step>.{index,data-*}` and the `checkpoint` state file of a
-`tf.train.CheckpointManager` over `tf.train.Checkpoint(model=..., optimizer=...)`: "our own checkpoint"
+`tf.train.CheckpointManager` over `tf.train.Checkpoint(model=..., optimizer=..., seed_generators=...)`: the
+model's weights, the optimizer's slots and step, and the state of the model's random seed generators (its dropout
+layers' `keras.random.SeedGenerator`s, which `keras.Model.weights` leaves out), so that a resumed run draws the
+dropout masks an uninterrupted one draws. It is "our own checkpoint"
 (official_bert/checkpoints/native.py), so `load_checkpoint(BertClassifier(...), output_dir)` reads the
 newest one. TensorFlow writes each checkpoint under temporary names and updates the state file last, so
 a run killed at any moment leaves the previous checkpoint intact and the state file pointing at it.
 """
 
+import os
+import re
+
 import keras
 import tensorflow as tf
 from absl import logging
+from tensorflow.core.protobuf import trackable_object_graph_pb2
 
 from official_bert import distribution
-from official_bert.checkpoints import load_checkpoint
-from official_bert.checkpoints.native import MODEL_KEY
+from official_bert.checkpoints import CheckpointError, google, load_checkpoint
+from official_bert.checkpoints.native import MODEL_KEY, OBJECT_GRAPH_KEY
+from official_bert.io import remove_tree
+from official_bert.io.atomic import WRITE_ERRORS, reason
+from official_bert.training.keras_compat import ITERATIONS_CHECKPOINT_KEYS
 from official_bert.training.options import TrainingError
 
 CHECKPOINT_PREFIX = "ckpt"
+SEED_GENERATORS_KEY = "seed_generators"
 
 
 def global_step(optimizer):
     """Optimizer updates made so far (with gradient accumulation, not micro-batches)."""
     # int() of a Keras variable fails when it wraps a tf.distribute MirroredVariable.
     return int(keras.ops.convert_to_numpy(optimizer.iterations))
+
+
+def seed_generator_states(model):
+    """The state variables of the random seed generators of `model` (its dropout layers'), in layer order.
+
+    Example:
+    >>> model = keras.Sequential([keras.Input((2,)), keras.layers.Dropout(0.5), keras.layers.Dense(1)])
+    >>> [v.path for v in seed_generator_states(model)]
+    ['seed_generator/seed_generator_state']
+    """
+    weights = {id(v) for v in model.weights}
+    return [v for v in model.variables if id(v) not in weights]
 
 
 class TrainingCheckpoints:
@@ -37,7 +60,8 @@ class TrainingCheckpoints:
     """
 
     def __init__(self, model, optimizer, output_dir, strategy, max_to_keep=5):
-        self._checkpoint = tf.train.Checkpoint(**{MODEL_KEY: model}, optimizer=optimizer)
+        self._checkpoint = tf.train.Checkpoint(**{MODEL_KEY: model}, optimizer=optimizer,
+                                               **{SEED_GENERATORS_KEY: seed_generator_states(model)})
         self._model = model
         self._optimizer = optimizer
         self._output_dir = output_dir
@@ -55,8 +79,18 @@ class TrainingCheckpoints:
         path = self.latest
         if path is None:
             return None
+        saved, ours = saved_optimizer_name(path), optimizer_name(self._optimizer)
+        if saved not in (None, ours):
+            # Adam and LAMB have the same slots: the restore below would succeed and train on with the other one.
+            raise TrainingError(f"{path}: cannot resume from this checkpoint: it was written by the {saved} "
+                                f"optimizer and this run has {ours} (--optimizer); pass the run's --optimizer, or "
+                                "use a new --output_dir")
+        checkpoint = self._checkpoint
+        if not any(name.startswith(SEED_GENERATORS_KEY + "/") for name, _ in tf.train.list_variables(path)):
+            # Written before the seed generators were saved: the weights and step resume, dropout draws anew.
+            checkpoint = tf.train.Checkpoint(**{MODEL_KEY: self._model}, optimizer=self._optimizer)
         try:
-            self._checkpoint.restore(path).assert_existing_objects_matched()
+            checkpoint.restore(path).assert_existing_objects_matched()
         except (AssertionError, ValueError, tf.errors.OpError) as e:
             raise TrainingError(
                 f"{path}: cannot resume from this checkpoint (written with another --optimizer, --mixed_precision, "
@@ -87,10 +121,56 @@ class TrainingCheckpoints:
             # Every worker saves through a manager: the save's collective ops must match across workers.
             manager = self._manager if directory == self._output_dir else tf.train.CheckpointManager(
                 self._checkpoint, directory, max_to_keep=1, checkpoint_name=CHECKPOINT_PREFIX)
-            path = manager.save(checkpoint_number=step)
+            try:
+                path = manager.save(checkpoint_number=step)
+            except WRITE_ERRORS as e:
+                # TensorFlow leaves the shards it wrote in ckpt-<step>_temp/; the state file still names the
+                # last good checkpoint.
+                prefix = os.path.join(directory, f"{CHECKPOINT_PREFIX}-{step}")
+                for leftover in tf.io.gfile.glob(prefix + "_temp*") + tf.io.gfile.glob(prefix + ".*"):
+                    remove_tree(leftover)
+                raise TrainingError(f"{prefix}: cannot write the checkpoint ({reason(e)}); the last good one is "
+                                    f"{manager.latest_checkpoint or 'none'}") from None
         if directory == self._output_dir:
             logging.info("saved checkpoint %s", path)
         self.saved_step = step
+
+
+def optimizer_name(optimizer):
+    """The name of an optimizer's kind, as a checkpoint records it: its class in snake case, the optimizer a
+    LossScaleOptimizer wraps, without the counter Keras appends to repeated names.
+
+    Example:
+    >>> optimizer_name(keras.optimizers.LossScaleOptimizer(keras.optimizers.Adam(name="adam_3")))
+    'adam'
+    """
+    while hasattr(optimizer, "inner_optimizer"):
+        optimizer = optimizer.inner_optimizer
+    return re.sub(r"_\d+$", "", optimizer.name)
+
+
+def saved_optimizer_name(path):
+    """The `optimizer_name` of the optimizer whose state the training checkpoint at `path` holds, or None.
+
+    Example:
+    >>> import tempfile
+    >>> model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    >>> optimizer = keras.optimizers.SGD()
+    >>> optimizer.build(model.trainable_variables)
+    >>> path = tf.train.Checkpoint(model=model, optimizer=optimizer).write(tempfile.mkdtemp() + "/ckpt")
+    >>> saved_optimizer_name(path)
+    'sgd'
+    """
+    graph = trackable_object_graph_pb2.TrackableObjectGraph()
+    try:
+        graph.ParseFromString(google.open_reader(path).get_tensor(OBJECT_GRAPH_KEY))
+    except (CheckpointError, tf.errors.OpError, ValueError):
+        return None  # not an object-based checkpoint: the restore says what is wrong
+    names = {a.checkpoint_key: a.full_name for node in graph.nodes for a in node.attributes}
+    for key in ITERATIONS_CHECKPOINT_KEYS:
+        if key in names:
+            return re.sub(r"_\d+$", "", names[key].split("/")[0])
+    return None
 
 
 class CheckpointSaver(keras.callbacks.Callback):

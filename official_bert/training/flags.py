@@ -1,10 +1,76 @@
-"""The flags every training CLI shares: the original's TPU flags and the added device and precision flags."""
+"""The flags the command-line tools share, defined once, under the original google-research/bert names and help.
+
+Each tool calls the groups it needs, then defines its own flags:
+
+- `define_model_flags`: the checkpoint, its config and its vocabulary (every tool that builds a model);
+- `define_finetuning_flags`: output, train/eval/predict switches, batch sizes, learning rate and schedule, plus
+  `define_shared_flags` (every fine-tuning tool);
+- `define_shared_flags`: the original's TPU flags and the added device, precision and seed flags (every
+  training tool);
+- `define_export_flags`: where to export a SavedModel for TF Serving;
+- `define_sweep_flags`: the paper's hyperparameter grid and random restarts (`finetuning/sweep.py`).
+"""
 
 from absl import flags, logging
 
 from official_bert import distribution
+from official_bert.training.options import TrainingError, TrainingOptions
+from official_bert.training.precision import resolve_mixed_precision
 
 FLAGS = flags.FLAGS
+
+
+def define_model_flags(max_seq_length=128, init_checkpoint_help="Initial checkpoint (usually from a pre-trained "
+                       "BERT model): Google's TF1, Hugging Face or ours. Ignored when --output_dir holds a "
+                       "checkpoint."):
+    """Defines --bert_config_file, --vocab_file, --spm_model_file, --init_checkpoint, --do_lower_case,
+    --preserve_unused_tokens and --max_seq_length (whose default the tool chooses: the original's run_squad.py
+    uses 384)."""
+    flags.DEFINE_string("bert_config_file", None, "The config json file corresponding to the pre-trained BERT "
+                        "model. This specifies the model architecture.")
+    flags.DEFINE_string("vocab_file", None, "The vocabulary file that the BERT model was trained on.")
+    flags.DEFINE_string("init_checkpoint", None, init_checkpoint_help)
+    flags.DEFINE_bool("do_lower_case", True, "Whether to lower case the input text. Should be True for uncased "
+                      "models and False for cased models.")
+    flags.DEFINE_integer("max_seq_length", max_seq_length, "The maximum total input sequence length after "
+                         "WordPiece tokenization. Sequences longer than this will be truncated, and sequences "
+                         "shorter than this will be padded.")
+    flags.DEFINE_bool("preserve_unused_tokens", False, "If True, Wordpiece tokenization will not be applied to "
+                      "words in the vocab (bert-tensorflow 1.0.4: [unused*] tokens stay whole).")
+    # Added.
+    flags.DEFINE_string("spm_model_file", None, "A SentencePiece model to tokenize with, instead of --vocab_file.")
+
+
+def define_finetuning_flags(do_predict_help="Whether to run the model in inference mode on the test set.",
+                            do_eval_help="Whether to run eval on the dev set.", eval_batch_size=True,
+                            length_bucket_width=8, length_bucket_note=""):
+    """Defines the original fine-tuning flags (--output_dir, --do_train, --do_eval, --do_predict, the batch sizes,
+    --learning_rate, --num_train_epochs, --warmup_proportion, --save_checkpoints_steps, --iterations_per_loop)
+    and the shared ones (`define_shared_flags`). run_squad.py, which has no eval batch, passes
+    eval_batch_size=False; length_bucket_width is --length_bucket_width's default, length_bucket_note what its
+    help adds."""
+    flags.DEFINE_string("output_dir", None, "The output directory where the model checkpoints will be written.")
+    flags.DEFINE_bool("do_train", False, "Whether to run training.")
+    flags.DEFINE_bool("do_eval", False, do_eval_help)
+    flags.DEFINE_bool("do_predict", False, do_predict_help)
+    flags.DEFINE_integer("train_batch_size", 32, "Total batch size for training.")
+    if eval_batch_size:
+        flags.DEFINE_integer("eval_batch_size", 8, "Total batch size for eval.")
+    flags.DEFINE_integer("predict_batch_size", 8, "Total batch size for predict.")
+    flags.DEFINE_float("learning_rate", 5e-5, "The initial learning rate for Adam.")
+    flags.DEFINE_float("num_train_epochs", 3.0, "Total number of training epochs to perform.")
+    flags.DEFINE_float("warmup_proportion", 0.1, "Proportion of training to perform linear learning rate warmup "
+                       "for. E.g., 0.1 = 10% of training.")
+    flags.DEFINE_integer("save_checkpoints_steps", 1000, "How often to save the model checkpoint.")
+    flags.DEFINE_integer("iterations_per_loop", 1000, "How many steps to make in each call into the compiled "
+                         "training loop (Keras steps_per_execution).")
+    # Added.
+    flags.DEFINE_integer("length_bucket_width", length_bucket_width, "Pad each batch only to its longest sequence, "
+                         "rounded up to a multiple of this (less computation on short texts); 0 pads every sequence "
+                         "to --max_seq_length, as TPUs and --jit_compile always do." + length_bucket_note)
+    flags.DEFINE_bool("bucket_by_length", False, "Training batches of sequences of similar lengths (sorted within "
+                      "chunks of 64 batches, the batches shuffled): less padding, other batches than the original's.")
+    define_shared_flags()
 
 
 def define_shared_flags():
@@ -21,19 +87,95 @@ def define_shared_flags():
                          "a warning says so when the TPU has another number.")
     flags.DEFINE_enum("distribution_strategy", None, list(distribution.STRATEGIES), "How to spread training over "
                       "devices (default: one_device, or tpu with --use_tpu). multi_worker_mirrored reads TF_CONFIG.")
-    flags.DEFINE_enum("mixed_precision", None, ["bf16", "fp16"], "Compute in bfloat16 or float16 (with loss "
-                      "scaling), keeping float32 weights.")
+    flags.DEFINE_enum("mixed_precision", "auto", ["auto", "bf16", "fp16", "fp32"], "Compute in bfloat16 or "
+                      "float16 (with loss scaling), keeping float32 weights. auto: bf16 where the hardware computes "
+                      "it natively (CPUs with AVX512_BF16 or AMX, GPUs of compute capability 8.0 or more, TPUs), "
+                      "float32 elsewhere; fp16 is never chosen for you.")
     flags.DEFINE_bool("jit_compile", False, "Compile the training step with XLA (slower than plain TF on CPUs).")
     flags.DEFINE_integer("seed", 12345, "Random seed for initialization, dropout and the input order.")
     flags.DEFINE_integer("log_steps", 100, "Steps between progress lines and TensorBoard summaries.")
+    flags.DEFINE_bool("deterministic", False, "Make the run bit-for-bit repeatable: TensorFlow's op determinism "
+                      "(tf.config.experimental.enable_op_determinism; some ops get slower) on top of --seed, which "
+                      "fixes initialization, dropout and the input order.")
+
+
+def define_export_flags():
+    """Defines --export_dir."""
+    flags.DEFINE_string("export_dir", None, "Export the model for TF Serving as a new version <export_dir>/<n>/.")
+
+
+def define_sweep_flags():
+    """Defines --sweep, --train_batch_sizes, --learning_rates, --epochs_list, --num_restarts, --seeds and
+    --features_dir."""
+    flags.DEFINE_bool("sweep", False, "Fine-tune over the paper's grid (Appendix A.3, with §4.1's learning rates): "
+                      "--train_batch_sizes=16,32 --learning_rates=5e-5,4e-5,3e-5,2e-5 --epochs_list=2,3,4, each run "
+                      "in its own directory under --output_dir/runs/, and use the best on dev.")
+    flags.DEFINE_string("train_batch_sizes", None, "Batch sizes to sweep, comma-separated (implies a sweep).")
+    flags.DEFINE_string("learning_rates", None, "Learning rates to sweep, comma-separated (implies a sweep).")
+    flags.DEFINE_string("epochs_list", None, "Numbers of epochs to sweep, comma-separated (implies a sweep).")
+    flags.DEFINE_integer("num_restarts", None, "Random restarts of every configuration, with seeds --seed, "
+                         "--seed + 1, ... (implies a sweep).", lower_bound=1)
+    flags.DEFINE_string("seeds", None, "The seeds of every configuration, comma-separated (implies a sweep; "
+                        "instead of --num_restarts).")
+    flags.DEFINE_string("features_dir", None, "Where the converted features are cached (default: --output_dir); "
+                        "the runs of a sweep share their sweep's.")
+
+
+def sweep_settings_from_flags():
+    """The runs the sweep flags ask for (a list of `sweep.RunSettings`), or None for a single run."""
+    from official_bert.finetuning import sweep  # here: only sweeping tools need it
+
+    lists = {name: FLAGS[name].value for name in ("train_batch_sizes", "learning_rates", "epochs_list", "seeds")}
+    if not FLAGS.sweep and FLAGS.num_restarts is None and all(value is None for value in lists.values()):
+        return None
+    if FLAGS.seeds is not None and FLAGS.num_restarts is not None:
+        raise TrainingError("--seeds and --num_restarts both give the seeds: pass one of them")
+    grid = sweep.PAPER_GRID if FLAGS.sweep else {"train_batch_sizes": [FLAGS.train_batch_size],
+                                                 "learning_rates": [FLAGS.learning_rate],
+                                                 "epochs": [FLAGS.num_train_epochs]}
+
+    def axis(name, key, convert):
+        return sweep.parse_list(f"--{name}", lists[name], convert) if lists[name] is not None else grid[key]
+
+    seeds = (sweep.parse_list("--seeds", FLAGS.seeds, int) if FLAGS.seeds is not None
+             else [FLAGS.seed + i for i in range(FLAGS.num_restarts or 1)])
+    return sweep.sweep_settings(axis("train_batch_sizes", "train_batch_sizes", int),
+                                axis("learning_rates", "learning_rates", float),
+                                axis("epochs_list", "epochs", float), seeds)
 
 
 def strategy_from_flags():
     """The tf.distribute strategy the shared flags ask for (create it before any other TensorFlow op runs:
-    a multi-worker strategy must be first). Raises `distribution.DistributionError` on a bad setting."""
+    a multi-worker strategy must be first), with op determinism on under --deterministic. Raises
+    `distribution.DistributionError` on a bad setting."""
+    if FLAGS.deterministic:
+        import tensorflow as tf
+
+        tf.config.experimental.enable_op_determinism()
     strategy = distribution.get_strategy(distribution.strategy_name(FLAGS.distribution_strategy, FLAGS.use_tpu),
                                          FLAGS.tpu_name or FLAGS.master, FLAGS.tpu_zone, FLAGS.gcp_project)
     if FLAGS.use_tpu and strategy.num_replicas_in_sync != FLAGS.num_tpu_cores:
         logging.warning("--num_tpu_cores=%d, but the TPU has %d cores: using them all", FLAGS.num_tpu_cores,
                         strategy.num_replicas_in_sync)
     return strategy
+
+
+def mixed_precision_from_flags(strategy):
+    """--mixed_precision resolved for `strategy`'s devices: None (float32), "bf16" or "fp16"; "auto" is logged
+    once with the reason."""
+    return resolve_mixed_precision(FLAGS.mixed_precision, strategy)
+
+
+def finetuning_options_from_flags(strategy, mixed_precision):
+    """The `TrainingOptions` of a fine-tuning tool's flags, validated, with every batch size checked against
+    `strategy`'s replicas."""
+    batch_flags = ["train_batch_size", "predict_batch_size"] + ["eval_batch_size"] * ("eval_batch_size" in FLAGS)
+    for name in batch_flags:
+        distribution.per_replica_batch_size(FLAGS[name].value, strategy.num_replicas_in_sync, f"--{name}")
+    return TrainingOptions(
+        FLAGS.output_dir, train_batch_size=FLAGS.train_batch_size,
+        eval_batch_size=FLAGS.eval_batch_size if "eval_batch_size" in FLAGS else FLAGS.predict_batch_size,
+        learning_rate=FLAGS.learning_rate, save_checkpoints_steps=FLAGS.save_checkpoints_steps,
+        iterations_per_loop=FLAGS.iterations_per_loop, mixed_precision=mixed_precision,
+        jit_compile=FLAGS.jit_compile, log_steps=FLAGS.log_steps, seed=FLAGS.seed,
+        init_checkpoint=FLAGS.init_checkpoint).validate()

@@ -1,7 +1,7 @@
 """Pretraining examples from TFRecord shards as a tf.data pipeline feeding `BertPretrainer`.
 
-The files are those create_pretraining_data.py writes (SPEC §3): the original's feature names or Model
-Garden's v2 names, plain or GZIP-compressed, told apart per file from its first bytes and first record.
+The files are those create_pretraining_data.py writes: the original's feature names or Model Garden's v2 names,
+plain or GZIP-compressed, told apart per file from its first bytes and first record.
 `open_pretraining_files` reads one record of every file before training starts, so a wrong path, a file of
 other examples, or a --max_seq_length/--max_predictions_per_seq that disagrees with the data is one clear
 message instead of a parse error in the middle of training.
@@ -156,7 +156,7 @@ def _shape(path, features, vocab_size, use_nsp):
 
 
 def pretraining_dataset(files, batch_size, is_training=True, seed=None, input_context=None, use_nsp=True,
-                        shuffle_buffer_size=SHUFFLE_BUFFER_SIZE):
+                        shuffle_buffer_size=SHUFFLE_BUFFER_SIZE, skip_records=0):
     """A `tf.data.Dataset` of (features, labels) batches for `BertPretrainer.fit`.
 
     features: int32 input_word_ids, input_mask, input_type_ids [B, T] and masked_lm_positions [B, P];
@@ -171,6 +171,9 @@ def pretraining_dataset(files, batch_size, is_training=True, seed=None, input_co
         input_context: a `tf.distribute.InputContext`: this pipeline reads its share of the data.
         use_nsp: include next_sentence_labels.
         shuffle_buffer_size: records shuffled at once, when training.
+        skip_records: records of this pipeline's stream to pass over before the first batch: those a run
+            resumed at a step read before it. The stream is a function of `seed`, so the batches that follow are
+            those an uninterrupted run reads (the skipped records are read, not parsed).
 
     Example:
     >>> import os, tempfile
@@ -202,7 +205,7 @@ def pretraining_dataset(files, batch_size, is_training=True, seed=None, input_co
         dataset = dataset.shard(pipelines, pipeline_id)
     if is_training:
         dataset = dataset.shuffle(shuffle_buffer_size, seed=seed)
-    dataset = dataset.batch(batch_size, drop_remainder=True).map(
+    dataset = dataset.skip(skip_records).batch(batch_size, drop_remainder=True).map(
         _parser(files, use_nsp), num_parallel_calls=tf.data.AUTOTUNE)
     return dataset.prefetch(tf.data.AUTOTUNE)
 

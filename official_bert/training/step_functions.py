@@ -6,9 +6,14 @@ strategies: looping over several steps traces a tf.cond around the gradient all-
 scalar metric results are all-reduced along an axis they lack (tensorflow/tensorflow#72388). These loop
 with tf.range, as tf.keras 2 did, and return the metrics read in cross-replica context, where they are
 already aggregated over every replica and worker. Every strategy uses them, so there is one code path.
+
+Batches padded per batch (`official_bert.batch_padding`) come from a dataset whose element spec leaves the
+sequence length unknown, so one trace serves every length; with XLA (jit_compile) they are never used.
 """
 
 import tensorflow as tf
+
+from official_bert.training.keras_compat import set_step_functions
 
 
 def install_step_functions(model, strategy, steps_per_execution, jit_compile=False):
@@ -34,10 +39,9 @@ def install_step_functions(model, strategy, steps_per_execution, jit_compile=Fal
     >>> int(model.optimizer.iterations)
     8
     """
-    # Keras's epoch loop reads this to number the steps of each call.
-    model.steps_per_execution = steps_per_execution
-    model.train_function = _multi_step(model, model.train_step, strategy, steps_per_execution, jit_compile)
-    model.test_function = _multi_step(model, model.test_step, strategy, steps_per_execution, jit_compile)
+    set_step_functions(model, _multi_step(model, model.train_step, strategy, steps_per_execution, jit_compile),
+                       _multi_step(model, model.test_step, strategy, steps_per_execution, jit_compile),
+                       steps_per_execution)
 
 
 def _multi_step(model, step, strategy, steps, jit_compile):

@@ -11,7 +11,7 @@ import tensorflow as tf
 from official_bert.classification import (MultipleChoiceExample, convert_single_example, feature_dataset,
                                           get_processor, load_or_create_features)
 from official_bert.tokenization import FullTokenizer
-from tests.test_glue_fixtures import GLUE, SWAG, write_files
+from tests.classification.test_glue_fixtures import GLUE, SWAG, write_files
 from tests.tokenization_helpers import write_vocab
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "the", "a", "is", "man", "plane", "taking", "off", ".", "playing"]

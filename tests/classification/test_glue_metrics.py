@@ -63,17 +63,32 @@ def test_task_metrics_take_logits_or_ids():
     assert stsb == {"spearman": pytest.approx(4.5 / math.sqrt(22.5)), "pearson": pytest.approx(70 / math.sqrt(5800))}
 
 
-def test_mnli_reports_matched_and_mismatched():
+def test_mnli_reports_matched_under_the_originals_names_and_mismatched_beside():
+    # The original evaluates dev_matched only, as eval_accuracy / eval_loss.
     results = {"dev_matched": ([0, 1, 2, 2], [0, 1, 2, 0]), "dev_mismatched": ([1, 1], [[0, 1, 0], [1, 0, 0]])}
-    assert evaluation_metrics("mnli", results) == {"matched_accuracy": 0.75, "mismatched_accuracy": 0.5}
-    assert best_metric("mnli", ("dev_matched", "dev_mismatched")) == "matched_accuracy"
+    assert evaluation_metrics("mnli", results) == {"eval_accuracy": 0.75, "eval_mismatched_accuracy": 0.5,
+                                                   # (log(2 + e) - 1 + log(2 + e) - 0) / 2
+                                                   "eval_mismatched_loss": pytest.approx(np.log(2 + np.e) - 0.5)}
+    assert best_metric("mnli", ("dev_matched", "dev_mismatched")) == "eval_accuracy"
+
+
+def test_eval_loss_is_the_mean_cross_entropy_of_the_examples():
+    # Hand-computed: -log softmax picks log(1 + e^-2) and log(1 + e^1) (the second example is misclassified).
+    logits = [[0.0, 2.0], [1.0, 0.0]]
+    results = evaluation_metrics("mrpc", {"dev": ([1, 1], logits)})
+    assert results == {"eval_f1": pytest.approx(2 / 3), "eval_accuracy": 0.5,
+                       "eval_loss": pytest.approx((np.log1p(np.exp(-2.0)) + np.log1p(np.exp(1.0))) / 2)}
+    # STS-B's loss is its training loss, the squared error of the score.
+    stsb = evaluation_metrics("sts-b", {"dev": ([1.0, 3.0, 2.0], [[2.0], [3.0], [0.0]])})
+    assert stsb["eval_loss"] == pytest.approx((1 + 0 + 4) / 3) and set(stsb) == {
+        "eval_spearman", "eval_pearson", "eval_loss"}
 
 
 @pytest.mark.parametrize("task,best", [("cola", "mcc"), ("mrpc", "f1"), ("qqp", "f1"), ("sts-b", "spearman"),
                                        ("sst-2", "accuracy"), ("rte", "accuracy"), ("xnli", "accuracy"),
                                        ("swag", "accuracy"), ("pair", "accuracy")])
 def test_best_metric_is_one_the_task_reports(task, best):
-    assert best_metric(task) == best and best in metric_names(task)
+    assert best_metric(task) == f"eval_{best}" and best in metric_names(task)
 
 
 def test_mismatched_lengths_are_rejected():

@@ -6,7 +6,7 @@ import os
 import pytest
 
 from official_bert.classification import ClassificationDataError, InputExample, MultipleChoiceExample, get_processor
-from tests.test_glue_fixtures import GLUE, SWAG, XNLI, tsv, write_files
+from tests.classification.test_glue_fixtures import GLUE, SWAG, XNLI, tsv, write_files
 
 DIRS = {"cola": "CoLA", "sst-2": "SST-2", "mrpc": "MRPC", "sts-b": "STS-B", "qqp": "QQP", "mnli": "MNLI",
         "qnli": "QNLI", "rte": "RTE", "wnli": "WNLI", "ax": "AX"}

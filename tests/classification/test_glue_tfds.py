@@ -6,7 +6,7 @@ import tensorflow as tf
 import tensorflow_datasets as tfds
 
 from official_bert.classification import ClassificationDataError, InputExample, get_processor
-from tests.test_glue_fixtures import GLUE, write_files
+from tests.classification.test_glue_fixtures import GLUE, write_files
 
 
 @pytest.fixture

@@ -12,9 +12,9 @@ from official_bert import BertConfig, BertEncoder, BertPretrainer, save_checkpoi
 from official_bert.fill_mask import FillMaskError, MaskedText, encode_masked_text, load_masked_lm, top_k_fillers
 from official_bert.tokenization import FullTokenizer
 from tests import numpy_bert
-from tests.test_checkpoints import google_release
+from tests.checkpoints.test_checkpoints import google_release
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 SCRIPT = os.path.join(REPO, "fill_mask.py")
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", ",", "the", "a", "cat", "dog", "sat", "ran", "on",
          "mat", "big", "##s", "is"]

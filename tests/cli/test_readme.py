@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 README = os.path.join(REPO, "README.md")
 DEMO = os.path.join(REPO, "demo", "run.sh")
 SHARED_FLAGS = os.path.join(REPO, "official_bert", "training", "flags.py")
@@ -35,12 +35,22 @@ def _commands(path):
 
 
 def _defined_flags(tool):
-    """The flags a tool defines: absl DEFINE_*s (and the shared training flags it pulls in) or argparse options."""
+    """The flags a tool defines: absl DEFINE_*s (and those of the shared flag groups it calls) or argparse options."""
     with open(os.path.join(REPO, tool), encoding="utf-8") as f:
         source = f.read()
-    if "define_shared_flags()" in source:
+    groups = re.findall(r"\b(define_\w+_flags)\(", source)
+    if groups:
         with open(SHARED_FLAGS, encoding="utf-8") as f:
-            source += f.read()
+            shared = f.read()
+        # Each group's own DEFINE_*s, and those of the groups it calls (define_finetuning_flags: the shared ones).
+        bodies = dict(re.findall(r"^def (define_\w+_flags)\(.*?\n(.*?)(?=^def |\Z)", shared, re.S | re.M))
+        seen = set()
+        while groups:
+            group = groups.pop()
+            if group in bodies and group not in seen:
+                seen.add(group)
+                source += bodies[group]
+                groups += re.findall(r"\b(define_\w+_flags)\(", bodies[group])
     names = set(re.findall(r'DEFINE_\w+\(\s*"(\w+)"', source))
     names |= {f"no{name}" for name in names}  # absl's negated booleans
     names |= set(re.findall(r'add_argument\((?:"[^"]*",\s*)*"--([\w-]+)"', source))

@@ -12,9 +12,9 @@ import time
 import numpy as np
 import tensorflow as tf
 
-from tests.test_run_classifier import PAIRS, SEQ_LENGTH, write_model_files, write_task
+from tests.finetuning.test_run_classifier import PAIRS, SEQ_LENGTH, write_model_files, write_task
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 SCRIPT = os.path.join(REPO, "run_classifier.py")
 
 
@@ -48,7 +48,7 @@ def test_a_killed_run_resumes_and_writes_every_output(tmp_path):
     write_task("mrpc", str(tmp_path / "data"), repeat=20)  # 160 examples: 40 steps an epoch
     output_dir, export_dir = tmp_path / "run", tmp_path / "export"
     argv = command(tmp_path, "mrpc", "--do_train", "--do_eval", "--do_predict", "--num_train_epochs=3",
-                   "--save_checkpoints_steps=10", f"--export_dir={export_dir}")
+                   "--save_checkpoints_steps=10", f"--export_dir={export_dir}", "--keep_best")
 
     log = tempfile.TemporaryFile("w+")  # not a pipe, which a chatty process could fill and block on
     process = subprocess.Popen(argv, env=environment(), stdout=subprocess.DEVNULL, stderr=log, text=True)
@@ -67,16 +67,20 @@ def test_a_killed_run_resumes_and_writes_every_output(tmp_path):
     assert f"resuming from {output_dir}/ckpt-{killed_at} at step {killed_at}" in rerun.stderr
     assert re.search(r"reusing cached mrpc train features", rerun.stderr)
 
-    # eval_results: the best epoch's dev metrics (a tiny model overfits these 8 pairs), as text and JSON.
+    # eval_results (--keep_best): the best epoch's dev metrics under the original's names (a tiny model overfits
+    # these 8 pairs), as text and JSON, saying how the checkpoint was chosen.
     with open(output_dir / "best_checkpoint.json") as f:
         best = json.load(f)
     assert [e["global_step"] for e in best["evaluations"]] == [40, 80, 120]
     best_step = int(best["best_path"].removeprefix("best-"))
     text = read_results(output_dir / "eval_results.txt")
-    assert list(text) == ["accuracy", "f1", "global_step"]
+    assert list(text) == ["checkpoint", "eval_accuracy", "eval_f1", "eval_loss", "global_step", "loss"]
     with open(output_dir / "eval_results.json") as f:
-        assert json.load(f) == {"accuracy": 1.0, "f1": 1.0, "global_step": best_step}
-    assert text == {"accuracy": "1.0", "f1": "1.0", "global_step": str(best_step)}
+        results = json.load(f)
+    assert {key: results[key] for key in ("eval_accuracy", "eval_f1", "global_step")} == {
+        "eval_accuracy": 1.0, "eval_f1": 1.0, "global_step": best_step}
+    assert "optimistic" in results["checkpoint"] and 0 < results["eval_loss"] < np.log(2)
+    assert text["global_step"] == str(best_step) and float(text["eval_loss"]) == results["eval_loss"]
 
     # test_results.tsv: one row of class probabilities per test example; MRPC.tsv: their argmax as labels.
     probabilities = np.array(read_tsv(output_dir / "test_results.tsv"), float)
@@ -97,13 +101,17 @@ def test_an_mnli_model_predicts_the_diagnostic_set(tmp_path):
     mnli = run(command(tmp_path, "mnli", "--do_train", "--do_eval", "--do_predict", "--num_train_epochs=6",
                        "--save_checkpoints_steps=100", output_dir="mnli"))
     assert mnli.returncode == 0, mnli.stderr[-3000:]
+    # As the original: the final checkpoint is evaluated (no best is kept), under the original's names.
     results = read_results(tmp_path / "mnli" / "eval_results.txt")
-    assert list(results) == ["global_step", "matched_accuracy", "mismatched_accuracy"]
-    assert float(results["matched_accuracy"]) == float(results["mismatched_accuracy"]) == 1.0  # the same pairs
+    assert list(results) == ["eval_accuracy", "eval_loss", "eval_mismatched_accuracy", "eval_mismatched_loss",
+                             "global_step", "loss"]
+    assert float(results["eval_accuracy"]) == float(results["eval_mismatched_accuracy"]) == 1.0  # the same pairs
+    assert int(results["global_step"]) == int(tf.train.latest_checkpoint(str(tmp_path / "mnli")).rsplit("-", 1)[1])
+    assert not (tmp_path / "mnli" / "best_checkpoint.json").exists()
     for name in ("MNLI-m.tsv", "MNLI-mm.tsv", "test_results.tsv", "test_results_mismatched.tsv"):
         assert len(read_tsv(tmp_path / "mnli" / name)) == len(PAIRS) + (name.startswith("MNLI"))
 
-    # AX: the same pairs as MNLI's matched test set, predicted with the MNLI run's best checkpoint.
+    # AX: the same pairs as MNLI's matched test set, predicted with the MNLI run's final checkpoint.
     with open(tmp_path / "data" / "AX.tsv", "w") as f:
         f.write("index\tsentence1\tsentence2\n" + "".join(f"{i}\t{a}\t{b}\n" for i, (a, b, _) in enumerate(PAIRS)))
     ax = run(command(tmp_path, "ax", "--do_predict", f"--init_checkpoint={tmp_path / 'mnli'}", output_dir="ax"))

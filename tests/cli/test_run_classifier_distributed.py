@@ -7,7 +7,7 @@ import textwrap
 
 import numpy as np
 
-from tests.test_run_classifier_cli import environment
+from tests.cli.test_run_classifier_cli import environment
 
 # One process: logical devices must be configured before TensorFlow initialises them.
 SCRIPT = textwrap.dedent("""
@@ -18,7 +18,7 @@ SCRIPT = textwrap.dedent("""
     from official_bert import distribution
     from official_bert.classification import feature_dataset
     from official_bert.finetuning import Predictor
-    from tests.test_run_classifier import Task
+    from tests.finetuning.test_run_classifier import Task
 
     out = {}
     for name in ("one_device", "mirrored"):

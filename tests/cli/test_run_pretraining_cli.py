@@ -13,9 +13,9 @@ import pytest
 import tensorflow as tf
 
 from official_bert import BertClassifier, BertEncoder, load_checkpoint
-from tests.test_run_pretraining import PREDICTIONS, SEQ_LENGTH, tiny_config, write_examples
+from tests.training.test_run_pretraining import PREDICTIONS, SEQ_LENGTH, tiny_config, write_examples
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 SCRIPT = os.path.join(REPO, "run_pretraining.py")
 STEPS = 300
 
@@ -72,7 +72,7 @@ def test_interrupted_runs_resume_and_end_at_num_train_steps(tmp_path):
     assert killed_at >= stopped_at + 40 and killed_at % 20 == 0
 
     vocab = tmp_path / "vocab.txt"
-    vocab.write_text("\n".join(f"token{i}" for i in range(60)) + "\n")
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]"] + [f"token{i}" for i in range(56)]) + "\n")
     last = subprocess.run(command(tmp_path, "--do_eval", "--max_eval_steps=4", "--eval_batch_size=8",
                                     f"--vocab_file={vocab}"),
                             env=environment(), capture_output=True, text=True, timeout=300)

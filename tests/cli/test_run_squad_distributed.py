@@ -7,7 +7,7 @@ import textwrap
 
 import numpy as np
 
-from tests.test_run_classifier_cli import environment
+from tests.cli.test_run_classifier_cli import environment
 
 # One process: logical devices must be configured before TensorFlow initialises them.
 SCRIPT = textwrap.dedent("""
@@ -22,7 +22,7 @@ SCRIPT = textwrap.dedent("""
                                                 span_model, squad_train_dataset_fn)
     from official_bert.tokenization import FullTokenizer
     from official_bert.training import TrainingOptions
-    from tests.test_run_squad import write_inputs
+    from tests.cli.test_run_squad import write_inputs
 
     paths = write_inputs(os.path.join(sys.argv[1], "data"), version_2=True)
     tokenizer = FullTokenizer(paths["vocab.txt"])

@@ -12,14 +12,15 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from official_bert import BertClassifier, BertEncoder, BertMultipleChoice, sentencepiece_tokenizer
+from official_bert import BertClassifier, BertEncoder, BertMultipleChoice
+from official_bert.text import sentencepiece_tokenizer
 from official_bert.classification import InputExample, MultipleChoiceExample, convert_single_example
 from official_bert.classification.records import serialize_features
 from official_bert.export import SIGNATURES, export_classifier, tokenizer_layer, versions, write_new_version
 from official_bert.tokenization import FullTokenizer, create_tokenizer
-from tests.test_run_classifier import SEQ_LENGTH, tiny_config, write_model_files
+from tests.finetuning.test_run_classifier import SEQ_LENGTH, tiny_config, write_model_files
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Pairs that exercise the packing: plain, cased, unknown words, a second text that is empty or tokenizes to
 # nothing (packed as a single sentence), and pairs too long for SEQ_LENGTH (truncated from the longer side).
 PAIRS = [("the cat sat", "the dog ran"), ("The FILM was GOOD", "a dull plot"), ("zebra xylophone", "the cat"),

@@ -12,7 +12,7 @@ from official_bert.squad import RawResult, compute_predictions, convert_examples
 from official_bert.tokenization import FullTokenizer
 from tests.pretraining_data_corpus import real_vocab_file
 
-FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "squad", "train-v2.0.json")
+FIXTURE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "squad", "train-v2.0.json")
 # Besides the fixture: a context of many windows, one with odd spacing and accents, an empty one and a long query.
 EXTRA = [
     ("Which numbers come after twelve and before the end?",
@@ -41,7 +41,7 @@ def _examples(tmp_path, pairs):
     return read_squad_examples(str(path), is_training=False)
 
 
-LENGTHS = [(32, 8, 8), (48, 16, 12), (24, 4, 6)]
+LENGTHS = [(32, 8, 8), (48, 16, 12), (24, 4, 6), (24, 40, 6)]  # the last: a stride longer than the window
 
 
 @pytest.fixture(scope="module")

@@ -173,18 +173,19 @@ class Task:
 
 # Settings under which every seed tried (1 to 5) overfits; a higher learning rate makes some collapse.
 @pytest.mark.parametrize("task, epochs, batch_size, learning_rate, expected", [
-    ("sst-2", 8, 4, 1e-3, {"accuracy": 1.0}),
-    ("mrpc", 8, 4, 1e-3, {"f1": 1.0, "accuracy": 1.0}),
+    ("sst-2", 8, 4, 1e-3, {"eval_accuracy": 1.0}),
+    ("mrpc", 8, 4, 1e-3, {"eval_f1": 1.0, "eval_accuracy": 1.0}),
     # Regression must also learn the scale of its scores: bigger batches and steps.
-    ("sts-b", 12, 8, 2e-3, {"spearman": 0.94, "pearson": 0.8}),
-    ("swag", 3, 4, 1e-3, {"accuracy": 1.0}),
+    ("sts-b", 12, 8, 2e-3, {"eval_spearman": 0.94, "eval_pearson": 0.8}),
+    ("swag", 3, 4, 1e-3, {"eval_accuracy": 1.0}),
 ])
 def test_a_tiny_model_overfits_each_task_type(tmp_path, task, epochs, batch_size, learning_rate, expected):
     fixture = Task(task, tmp_path, repeat=32 // len(task_rows(task)))
     model = fixture.model()
     run = fixture.run(model, epochs, train_batch_size=batch_size, learning_rate=learning_rate)
     best = fixture.train(model, run)
-    assert run.step == run.schedule.num_train_steps == epochs * run.schedule.steps_per_epoch
+    # The original's count: int(examples / batch × epochs), whole batches across passes.
+    assert run.step == run.schedule.num_train_steps == int(fixture.features["train"].num_examples / batch_size * epochs)
     for name, minimum in expected.items():
         assert best.results[name] >= minimum, best.state["evaluations"]
     # Checked independently on the best checkpoint's outputs for the dev examples.
@@ -193,13 +194,13 @@ def test_a_tiny_model_overfits_each_task_type(tmp_path, task, epochs, batch_size
     labels = np.array([example.label for example in fixture.processor.get_examples("dev")])
     if task == "sts-b":
         scores = logits[:, 0]
-        assert np.corrcoef(scores, labels.astype(float))[0, 1] == pytest.approx(best.results["pearson"], abs=1e-5)
+        assert np.corrcoef(scores, labels.astype(float))[0, 1] == pytest.approx(best.results["eval_pearson"], abs=1e-5)
         # Every pair is scored above every pair of a lower similarity level.
         levels = sorted(set(labels))
         for lower, higher in zip(levels, levels[1:]):
             assert scores[labels == lower].max() < scores[labels == higher].min(), (scores, labels)
     else:
-        assert np.mean(np.argmax(logits, -1) == labels.astype(int)) == best.results["accuracy"] == 1.0
+        assert np.mean(np.argmax(logits, -1) == labels.astype(int)) == best.results["eval_accuracy"] == 1.0
 
 
 def task_rows(task):
@@ -239,8 +240,10 @@ def test_the_best_epoch_by_the_dev_metric_is_kept(tmp_path):
     for a, b in zip(kept.weights, epoch_two.weights):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
     assert not all(np.array_equal(a.numpy(), b.numpy()) for a, b in zip(kept.weights, model.weights))
-    # What evaluation, prediction and export then use: the best checkpoint and its step.
-    assert load_trained_weights(task.model(), task.output_dir) == 2 * steps
+    # What evaluation, prediction and export then use: with --keep_best the best checkpoint and its step; by
+    # default, as the original, the final one.
+    assert load_trained_weights(task.model(), task.output_dir, best=True) == 2 * steps
+    assert load_trained_weights(task.model(), task.output_dir) == 3 * steps
     with open(os.path.join(task.output_dir, "best_checkpoint.json")) as f:
         assert json.load(f)["best_path"] == f"best-{2 * steps}"
 
@@ -275,7 +278,7 @@ def test_interrupted_training_resumes_exactly(tmp_path):
             resumed.train(stopped, resumed.run(stopped, epochs=3, iterations_per_loop=1, save_checkpoints_steps=1000),
                           [StopAt(stop_at)])
         assert tf.train.latest_checkpoint(resumed.output_dir).endswith(f"ckpt-{stop_at}")
-    assert [e["global_step"] for e in BestCheckpoint(resumed.output_dir, "f1").state["evaluations"]] == [2]
+    assert [e["global_step"] for e in BestCheckpoint(resumed.output_dir, "eval_f1").state["evaluations"]] == [2]
     final = resumed.model(head_dropout=False)
     final_run = resumed.run(final, epochs=3, iterations_per_loop=1, save_checkpoints_steps=1000)
     assert final_run.step == 4

@@ -13,7 +13,7 @@ from official_bert import squad_evaluate
 from official_bert.squad import GoldQuestion, SquadError, evaluate_v1, evaluate_v2, find_best_thresh, read_gold
 from official_bert.squad.metrics import compute_exact, compute_f1, exact_match_score, f1_score, normalize_answer
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # SQuAD 2.0 by hand: q1, q2 answerable; q3, q4 not.
 V2_GOLD = [GoldQuestion("q1", ["Paris"]), GoldQuestion("q2", ["the Louvre", "Louvre Museum"]),

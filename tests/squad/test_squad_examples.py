@@ -9,7 +9,7 @@ import pytest
 from official_bert.squad import SquadError, read_squad_examples
 from official_bert.squad.examples import split_paragraph
 
-FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "squad", "train-v2.0.json")
+FIXTURE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "squad", "train-v2.0.json")
 
 # The first paragraph, split by hand on space, tab, LF and U+202F only: U+00A0 stays inside "in Montréal.".
 P1_WORDS = ["Café", "Zoë’s", "bakery", "(1895-1943)", "opened", "in\u00a0Montréal.", "Its", "founder,", "Zoë",

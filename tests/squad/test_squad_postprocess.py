@@ -12,7 +12,7 @@ from official_bert.squad.final_text import get_final_text
 from official_bert.tokenization import FullTokenizer
 from tests.pretraining_data_corpus import real_vocab_file
 
-FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "squad", "train-v2.0.json")
+FIXTURE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "squad", "train-v2.0.json")
 LOW = -10.0  # every logit not set by a test
 
 

@@ -11,7 +11,7 @@ from official_bert.squad import cache as cache_module
 from official_bert.tokenization import FullTokenizer
 from tests.pretraining_data_corpus import real_vocab_file
 
-FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "squad", "train-v2.0.json")
+FIXTURE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "squad", "train-v2.0.json")
 
 
 def _feature(unique_id, ids, start=None, end=None, impossible=False):

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from official_bert import BertConfig, BertEncoder, BertPretrainer, distribution, input_pipeline, save_checkpoint
+from official_bert import BertConfig, BertEncoder, BertPretrainer, distribution, save_checkpoint
+from official_bert.training import input_pipeline
 from official_bert.pretraining_data import PretrainingDataError
 from official_bert.training import (PretrainingRun, TrainingError, TrainingOptions, prepare_output_dir,
                                     write_eval_results)
@@ -331,6 +332,10 @@ def test_output_dir_gets_config_and_vocab_and_refuses_another_model(tmp_path):
     prepare_output_dir(output_dir, tiny_config(), str(vocab))
     assert BertConfig.from_json_file(os.path.join(output_dir, "bert_config.json")) == tiny_config()
     assert open(os.path.join(output_dir, "vocab.txt")).read() == vocab.read_text()
+    # Without a checkpoint the directory holds no run yet: a corrected config replaces the first one.
+    prepare_output_dir(output_dir, tiny_config(hidden_size=64), str(vocab))
+    prepare_output_dir(output_dir, tiny_config(), str(vocab))
+    PretrainingRun(tiny_config(), options(output_dir), one_device()).checkpoints.save()
     with pytest.raises(TrainingError, match="holds a run of another model \\(hidden_size 32 there, 64 now\\)"):
         prepare_output_dir(output_dir, tiny_config(hidden_size=64), str(vocab))
     with pytest.raises(TrainingError, match="has 60 tokens, more than the vocab_size 50"):

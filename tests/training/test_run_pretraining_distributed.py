@@ -12,8 +12,8 @@ import pytest
 import tensorflow as tf
 
 from official_bert import BertClassifier, BertEncoder, load_checkpoint
-from tests.test_run_pretraining import tiny_config, write_examples
-from tests.test_run_pretraining_cli import REPO, command, environment, iterations
+from tests.training.test_run_pretraining import tiny_config, write_examples
+from tests.cli.test_run_pretraining_cli import REPO, command, environment, iterations
 
 # One process: logical devices must be configured before TensorFlow initialises them.
 MIRRORED_SCRIPT = textwrap.dedent("""
@@ -21,10 +21,11 @@ MIRRORED_SCRIPT = textwrap.dedent("""
     import tensorflow as tf
     cpu = tf.config.list_physical_devices("CPU")[0]
     tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
-    from official_bert import distribution, input_pipeline
+    from official_bert import distribution
+from official_bert.training import input_pipeline
     from official_bert.training import PretrainingRun
     from official_bert.training.monitor import read_scalars
-    from tests.test_run_pretraining import PREDICTIONS, SEQ_LENGTH, options, tiny_config
+    from tests.training.test_run_pretraining import PREDICTIONS, SEQ_LENGTH, options, tiny_config
 
     work = sys.argv[1]
     data = input_pipeline.open_pretraining_files(os.path.join(work, "train.tfrecord"), SEQ_LENGTH, PREDICTIONS)
