@@ -13,18 +13,14 @@ release, a Hugging Face BertForPreTraining); --input_file holds one text per lin
 Exit status 1 with a one-line message on bad flags or input.
 """
 
-import os
-import sys
+from official_bert import cli  # first: it quiets TensorFlow's C++ start-up logging
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tensorflow as tf
+from absl import flags
 
-from absl import app, flags  # noqa: E402
-
-from official_bert import cli, tokenization  # noqa: E402
-from official_bert.checkpoints import CheckpointError  # noqa: E402
-from official_bert.configs import BertConfig, ConfigError  # noqa: E402
-from official_bert.fill_mask import MASK, FillMaskError, encode_masked_text, load_masked_lm, top_k_fillers  # noqa: E402
+from official_bert import tokenization
+from official_bert.configs import BertConfig, ConfigError
+from official_bert.fill_mask import MASK, FillMaskError, encode_masked_text, load_masked_lm, top_k_fillers
 
 FLAGS = flags.FLAGS
 
@@ -38,34 +34,33 @@ flags.DEFINE_string("input_file", None, "A text file of one text per line, each 
                     "(blank lines are skipped).")
 flags.DEFINE_multi_string("text", [], "A text with one or more [MASK]s (repeatable).")
 flags.DEFINE_integer("top_k", 5, "How many tokens to print for each [MASK].", lower_bound=1)
-flags.DEFINE_integer("max_seq_length", 128, "The most WordPiece tokens of a text, [CLS] and [SEP] included.")
+flags.DEFINE_integer("max_seq_length", 128, "The most WordPiece tokens of a text, [CLS] and [SEP] included (by "
+                     "default at most the model's max_position_embeddings).")
 
 
-def main(argv):
-    if len(argv) > 1:
-        cli.fail(f"unexpected arguments: {' '.join(argv[1:])}")
+def main():
     if not FLAGS.input_file and not FLAGS.text:
         cli.fail("no text to fill in: pass --input_file and/or --text")
     cli.check_case(FLAGS.do_lower_case, FLAGS.init_checkpoint)
-    try:
-        texts = _read_texts(FLAGS.input_file, FLAGS.text)
-        tokenizer = tokenization.create_tokenizer(FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case)
-        if MASK not in tokenizer.vocab:
-            raise FillMaskError(f"--vocab_file={FLAGS.vocab_file} has no {MASK} token: not a BERT vocabulary?")
-        encoded = []
-        for where, text in texts:
-            try:
-                encoded.append(encode_masked_text(tokenizer, text, FLAGS.max_seq_length))
-            except FillMaskError as e:
-                raise FillMaskError(f"{where}: {e}") from None
-        config = BertConfig.from_json_file(FLAGS.bert_config_file)
-        if len(tokenizer.vocab) > config.vocab_size:
-            raise ConfigError(f"--vocab_file={FLAGS.vocab_file} has {len(tokenizer.vocab)} tokens, more than the "
-                              f"vocab_size={config.vocab_size} of --bert_config_file={FLAGS.bert_config_file}")
-        model = load_masked_lm(config, FLAGS.init_checkpoint, FLAGS.do_lower_case)
-        fillers = top_k_fillers(model, tokenizer, encoded, FLAGS.top_k)
-    except (FillMaskError, ConfigError, CheckpointError, tokenization.VocabError) as e:
-        cli.fail(str(e))
+    texts = _read_texts(FLAGS.input_file, FLAGS.text)
+    tokenizer = tokenization.create_tokenizer(FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case)
+    if MASK not in tokenizer.vocab:
+        raise FillMaskError(f"--vocab_file={FLAGS.vocab_file} has no {MASK} token: not a BERT vocabulary?")
+    config = BertConfig.from_json_file(FLAGS.bert_config_file)
+    if FLAGS["max_seq_length"].present:
+        config.check_seq_length(FLAGS.max_seq_length, f"--bert_config_file={FLAGS.bert_config_file}")
+    max_seq_length = min(FLAGS.max_seq_length, config.max_position_embeddings)
+    encoded = []
+    for where, text in texts:
+        try:
+            encoded.append(encode_masked_text(tokenizer, text, max_seq_length))
+        except FillMaskError as e:
+            raise FillMaskError(f"{where}: {e}") from None
+    if len(tokenizer.vocab) > config.vocab_size:
+        raise ConfigError(f"--vocab_file={FLAGS.vocab_file} has {len(tokenizer.vocab)} tokens, more than the "
+                          f"vocab_size={config.vocab_size} of --bert_config_file={FLAGS.bert_config_file}")
+    model = load_masked_lm(config, FLAGS.init_checkpoint, FLAGS.do_lower_case)
+    fillers = top_k_fillers(model, tokenizer, encoded, FLAGS.top_k)
     for (_, text), masks in zip(texts, fillers):
         print(text)
         for i, candidates in enumerate(masks, start=1):
@@ -76,11 +71,15 @@ def _read_texts(input_file, texts):
     """(where, text) for every non-blank line of `input_file` ("FILE:LINE") and every --text ("--text=...")."""
     found = []
     if input_file:
+        if tf.io.gfile.isdir(input_file):
+            raise FillMaskError(f"--input_file={input_file}: is a directory; expected a text file")
         try:
-            with open(input_file, encoding="utf-8") as f:
-                lines = f.read().splitlines()
-        except OSError as e:
-            raise FillMaskError(f"--input_file={input_file}: {e.strerror}") from None
+            with tf.io.gfile.GFile(input_file, "rb") as f:
+                lines = f.read().decode("utf-8").splitlines()
+        except tf.errors.NotFoundError:
+            raise FillMaskError(f"--input_file={input_file}: No such file or directory") from None
+        except tf.errors.OpError as e:
+            raise FillMaskError(f"--input_file={input_file}: {e.message}") from None
         except UnicodeDecodeError as e:
             raise FillMaskError(f"--input_file={input_file}: not UTF-8 ({e.reason} at byte {e.start})") from None
         found += [(f"{input_file}:{number}", line.strip()) for number, line in enumerate(lines, start=1)
@@ -90,6 +89,10 @@ def _read_texts(input_file, texts):
     return found + [(f"--text={text!r}", text) for text in texts]
 
 
+def run():
+    """The tool as a command (`python fill_mask.py`, or the console script `bert-fill-mask`)."""
+    cli.run(main, required_flags=["bert_config_file", "vocab_file", "init_checkpoint"])
+
+
 if __name__ == "__main__":
-    flags.mark_flags_as_required(["bert_config_file", "vocab_file", "init_checkpoint"])
-    app.run(main)
+    run()

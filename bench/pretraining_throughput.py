@@ -7,7 +7,7 @@ The model, shape and timing flags are bench/train_step.py's.
 
 Three timings of the same model (bench/train_step.py's) on the same shapes:
 - synthetic: one constant batch in memory (bench/train_step.py's figure);
-- pipeline: the same step fed by official_bert.input_pipeline from TFRecord shards on disk (shuffled, parsed
+- pipeline: the same step fed by official_bert.training.input_pipeline from TFRecord shards on disk (shuffled, parsed
   per batch), so the difference is what the input costs;
 - run_pretraining: PretrainingRun.train (AdamWeightDecay, one progress report, one checkpoint at the end),
   as run_pretraining.py trains: one loop of --steps steps after one untimed loop.
@@ -33,7 +33,8 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from official_bert import BertConfig, distribution, input_pipeline  # noqa: E402
+from official_bert import BertConfig, distribution  # noqa: E402
+from official_bert.training import input_pipeline  # noqa: E402
 from official_bert.training import PretrainingRun, TrainingOptions  # noqa: E402
 from official_bert.training.monitor import read_scalars  # noqa: E402
 

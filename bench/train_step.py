@@ -24,7 +24,8 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from official_bert import BertConfig, BertEncoder, BertPretrainer, losses  # noqa: E402
+from official_bert import BertConfig, BertEncoder, BertPretrainer  # noqa: E402
+from official_bert.models import pretraining_losses as losses  # noqa: E402
 
 
 def parse_args():

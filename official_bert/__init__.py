@@ -11,6 +11,7 @@ _EXPORTS = {
     "ConfigError": "official_bert.configs",
     "BertEncoder": "official_bert.networks.bert_encoder",
     "BertClassifier": "official_bert.models",
+    "BertLanguageModel": "official_bert.models",
     "BertMultipleChoice": "official_bert.models",
     "BertPretrainer": "official_bert.models",
     "BertSpanLabeler": "official_bert.models",

@@ -3,22 +3,34 @@ interrupted-run message and the original's casing check.
 
 A tool reads top to bottom — flags, then `main()` — and ends with
 
-    if __name__ == "__main__":
+    def run():  # the console script's entry point too
         cli.run(main, required_flags=["output_dir"])
+
+
+    if __name__ == "__main__":
+        run()
 
 `main()` raises `official_bert.errors.Error` (or a subclass) for bad input; `run` prints it as one line and exits
 with status 1. A training tool calls `cli.watch(run)` once its run exists, so that Ctrl-C or `kill` reports the
-step it stopped at.
+step it stopped at. A tool that writes an output directory calls `cli.output_lock(directory)` before writing
+to it, so that a second run on the same directory refuses instead of mixing its outputs in.
 """
 
+import contextlib
 import os
 import signal
 import sys
 
-from official_bert import tokenization
-from official_bert.errors import Error
+# TensorFlow's C++ INFO and WARNING lines (CUDA probing, oneDNN notes) drown a tool's own output; a tool imports
+# this module before TensorFlow so that the default applies. Set TF_CPP_MIN_LOG_LEVEL=0 to see them.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+from official_bert import tokenization  # noqa: E402
+from official_bert.errors import Error  # noqa: E402
 
 _watched = None
+# What the tool holds until it ends (output locks); `run` releases it after main() returns, fails or is interrupted.
+_held = contextlib.ExitStack()
 
 
 def run(main, required_flags=()):
@@ -36,7 +48,8 @@ def run(main, required_flags=()):
             fail(f"unexpected arguments: {' '.join(argv[1:])}")
         signal.signal(signal.SIGTERM, raise_keyboard_interrupt)
         try:
-            main()
+            with _held:
+                main()
         except Error as e:
             fail(str(e))
         except KeyboardInterrupt:
@@ -46,11 +59,60 @@ def run(main, required_flags=()):
     app.run(_main)
 
 
+def rerun_command(overrides, drop=()):
+    """The argv that runs this tool again with the flags it was given, less `drop`, and `overrides` (name →
+    value) set: how a sweep starts each of its runs.
+
+    Args:
+        overrides: flags to set, name → value (booleans become --name / --noname).
+        drop: names of flags to leave out.
+    """
+    from absl import flags
+
+    argv = [sys.executable, os.path.abspath(sys.argv[0])]
+    for name in flags.FLAGS:
+        flag = flags.FLAGS[name]
+        if flag.present and name not in overrides and name not in drop and name == flag.name:
+            argv.append(flag.serialize())
+    for name, value in overrides.items():
+        if isinstance(value, bool):
+            argv.append(f"--{'' if value else 'no'}{name}")
+        elif value is not None:
+            argv.append(f"--{name}={value}")
+    return argv
+
+
 def watch(training_run):
     """Makes an interruption report `training_run`'s step and whether a checkpoint holds it; returns it."""
     global _watched
     _watched = training_run
     return training_run
+
+
+def output_lock(directory, flag="--output_dir", strategy=None):
+    """Takes the exclusive lock of an output directory until the tool ends (`official_bert.io.output_lock`):
+    creates the directory, checks that it can be written, and makes a second run on it refuse in one line.
+
+    Args:
+        directory: the output directory.
+        flag: the flag that named it, for messages.
+        strategy: the distribution strategy, if any: only the chief locks (the other workers write nothing there).
+
+    Returns:
+        `directory`.
+
+    Example:
+    >>> import tempfile
+    >>> run_dir = output_lock(os.path.join(tempfile.mkdtemp(), "run"))
+    >>> os.path.isdir(run_dir)
+    True
+    >>> _held.close()  # what `run` does when the tool ends
+    >>> os.path.isdir(run_dir)  # created for the run and left empty: removed again
+    False
+    """
+    from official_bert.io import locks  # here: it imports TensorFlow, which this module must precede
+
+    return _held.enter_context(locks.output_lock(directory, flag, strategy))
 
 
 def _program():

@@ -16,7 +16,7 @@ from official_bert.optimization import create_optimizer
 from official_bert.optimization.optimizers import AdamWeightDecay, Lamb
 
 B1, B2, EPS, WD = 0.9, 0.999, 1e-6, 0.01
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 # ---------------------------------------------------------------- NumPy references (Google / tfa formulas)
