@@ -49,28 +49,8 @@ FINETUNE_EPOCHS=3 FINETUNE_BATCH=32 FINETUNE_LR=1e-4
 MIXED_PRECISION=auto
 LABELS=1790-1860,1861-1945,1946-2021
 
-# TensorFlow's start-up lines (CUDA probing on a CPU-only machine, oneDNN notes) that TF_CPP_MIN_LOG_LEVEL
-# does not silence: they are logged before absl logging is initialized (and may carry finetune's [name] prefix).
-NOISE='^(\[[a-z]+\] )?([IW]0000 |E0000 .*(cuInit|oneDNN supports)'
-NOISE+='|WARNING: All log messages before absl|To enable the following)'
-
-banner() {
-    printf '\n=== %s ===\n' "$*"
-}
-
-# stage NAME DESCRIPTION COMMAND...: runs COMMAND unless NAME's stamp exists, then writes the stamp.
-stage() {
-    local name=$1 description=$2 start=$SECONDS
-    shift 2
-    if [[ -f $OUT/.done-$name ]]; then
-        banner "$name: $description — done in an earlier run, skipped"
-        return
-    fi
-    banner "$name: $description"
-    "$@" 2>&1 | sed -u -E "/$NOISE/d" | tee "$OUT/logs/$name.log"
-    echo $((SECONDS - start)) >"$OUT/.done-$name"
-    echo "--- $name took $((SECONDS - start)) s"
-}
+# shellcheck source=demo/stages.sh
+source demo/stages.sh
 
 build_vocab() {
     "$PY" data_prep/build_vocab.py --input_file=data/corpus/sotu.txt --output_file="$OUT/vocab.txt" \

@@ -40,26 +40,8 @@ if [[ ${1:-} == --quick ]]; then
     OUT=$OUT/quick VOCAB_SIZE=2000 DUPE_FACTOR=1 PRETRAIN_STEPS=20 HELDOUT_STEPS=2 FINETUNE_EPOCHS=0.1 SEEDS="1 2"
 fi
 
-NOISE='^(\[[a-z0-9_-]+\] )?([IW]0000 |E0000 .*(cuInit|oneDNN supports)'
-NOISE+='|WARNING: All log messages before absl|To enable the following)'
-
-banner() {
-    printf '\n=== %s ===\n' "$*"
-}
-
-# stage NAME DESCRIPTION COMMAND...: runs COMMAND unless NAME's stamp exists, then writes the stamp.
-stage() {
-    local name=$1 description=$2 start=$SECONDS
-    shift 2
-    if [[ -f $OUT/.done-$name ]]; then
-        banner "$name: $description — done in an earlier run, skipped"
-        return
-    fi
-    banner "$name: $description"
-    "$@" 2>&1 | sed -u -E "/$NOISE/d" | tee "$OUT/logs/$name.log"
-    echo $((SECONDS - start)) >"$OUT/.done-$name"
-    echo "--- $name took $((SECONDS - start)) s"
-}
+# shellcheck source=demo/stages.sh
+source demo/stages.sh
 
 build_vocab() {
     "$PY" data_prep/build_vocab.py --input_file=data/corpus/sotu.txt --output_file="$OUT/vocab.txt" \

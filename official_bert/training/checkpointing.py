@@ -41,8 +41,8 @@ def seed_generator_states(model):
 
     Example:
     >>> model = keras.Sequential([keras.Input((2,)), keras.layers.Dropout(0.5), keras.layers.Dense(1)])
-    >>> [v.path for v in seed_generator_states(model)]
-    ['seed_generator/seed_generator_state']
+    >>> [v.path.split("/")[-1] for v in seed_generator_states(model)]  # its name numbered if not the first
+    ['seed_generator_state']
     """
     weights = {id(v) for v in model.weights}
     return [v for v in model.variables if id(v) not in weights]

@@ -19,7 +19,7 @@ from tests import numpy_bert
 from tests.checkpoints.test_checkpoints import (HEADS, HIDDEN, INTER, LAYERS, POSITIONS, VOCAB, assert_same_weights,
                                     randomized, sample_inputs, tiny_config, weights_of)
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def hf_named(google_weights, prefix="bert.", layer_norm=("weight", "bias")):

@@ -19,7 +19,7 @@ from official_bert.io import output_lock
 from official_bert.training import PretrainingRun, TrainingError, TrainingOptions, prepare_output_dir
 from tests.training.test_run_pretraining import one_device, write_examples
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 pytestmark = pytest.mark.slow  # about 2 minutes on 2 quiet cores: one process per tool, and a 44 MB conversion
 
 DRIVER = """

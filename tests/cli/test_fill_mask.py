@@ -14,7 +14,7 @@ from official_bert.tokenization import FullTokenizer
 from tests import numpy_bert
 from tests.checkpoints.test_checkpoints import google_release
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(REPO, "fill_mask.py")
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", ",", "the", "a", "cat", "dog", "sat", "ran", "on",
          "mat", "big", "##s", "is"]

@@ -12,7 +12,7 @@ import pytest
 from official_bert.training.monitor import write_scalars
 from replicate import report
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SEEDS = (1, 2, 3)
 # Dev accuracy per variant and seed: (a) clearly above (e), (b) and (f); (b) below (c); sizes rising clearly.
 ACCURACIES = {

@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from tests.finetuning.test_run_classifier import PAIRS, SEQ_LENGTH, write_model_files, write_task
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(REPO, "run_classifier.py")
 
 

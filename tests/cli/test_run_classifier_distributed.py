@@ -6,6 +6,7 @@ import sys
 import textwrap
 
 import numpy as np
+import pytest
 
 from tests.cli.test_run_classifier_cli import environment
 
@@ -44,10 +45,10 @@ def test_mirrored_on_two_devices_matches_one_device(tmp_path):
     one, mirrored = out["one_device"], out["mirrored"]
     assert (one["replicas"], mirrored["replicas"]) == (1, 2)
     for a, b in zip(one["weights"], mirrored["weights"]):
-        np.testing.assert_allclose(a, b, atol=1e-5)
+        np.testing.assert_allclose(a, b, atol=5e-5)  # the replicas sum gradients in another order
     assert [e["global_step"] for e in mirrored["evaluations"]] == [4, 8]
     for a, b in zip(one["evaluations"], mirrored["evaluations"]):
-        assert a == b
+        assert a == pytest.approx(b, abs=1e-6)  # the same predictions; losses to float rounding
     # Gathered from two replicas, the predictions are still in the test file's order (8 pairs, no padding).
     assert mirrored["real"] == [1.0] * 8
     np.testing.assert_allclose(mirrored["logits"], mirrored["direct"], atol=1e-5)

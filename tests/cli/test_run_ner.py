@@ -14,7 +14,7 @@ import tensorflow_text  # noqa: F401 (the exported tokenizer's ops, as a serving
 from official_bert import BertConfig
 from official_bert.tokenization import BasicTokenizer
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(REPO, "run_ner.py")
 FIXTURE = os.path.join(REPO, "tests", "fixtures", "ner")
 # The long sentence of each file has 26 pieces: with windows of 22 pieces it is cut in two.

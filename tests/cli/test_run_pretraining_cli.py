@@ -15,7 +15,7 @@ import tensorflow as tf
 from official_bert import BertClassifier, BertEncoder, load_checkpoint
 from tests.training.test_run_pretraining import PREDICTIONS, SEQ_LENGTH, tiny_config, write_examples
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(REPO, "run_pretraining.py")
 STEPS = 300
 

@@ -25,7 +25,7 @@ from tests.finetuning.test_run_classifier import SEQ_LENGTH, tiny_config, write_
 
 pytestmark = pytest.mark.slow  # four exports and a process that imports the CLIs and exports: a minute or two
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Contexts of several windows, words of several pieces, accents, odd spacing, and an empty one.
 SQUAD = [("Who founded the bakery?", "Café Zoë’s bakery opened in Montréal in 1895. Its founder, Zoë Dupont, "
           "was an unaffable, hard-working pâtissier who baked croissants and pains au chocolat."),

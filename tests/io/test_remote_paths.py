@@ -14,7 +14,7 @@ import pytest
 
 from tests.cli.test_cli_bad_input import classifier, make_inputs, pretraining
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 pytestmark = pytest.mark.slow  # three tools, each trained or run for a few steps: about a minute on 2 quiet cores
 
 DRIVER = """

@@ -18,7 +18,7 @@ import tensorflow as tf
 
 from tests.pretraining_data_corpus import real_vocab_file, write_corpus
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CREATE = os.path.join(REPO, "data_prep", "create_pretraining_data.py")
 INSPECT = os.path.join(REPO, "data_prep", "inspect_pretraining_data.py")
 

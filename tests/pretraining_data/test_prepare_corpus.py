@@ -13,7 +13,7 @@ import pytest
 from data_prep import prepare_corpus
 from data_prep.prepare_corpus import LABELS, SourceError, prepare, split_sentences
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FILES = ("corpus/sotu.txt", "corpus/sotu_heldout.txt", "classification/train.tsv", "classification/dev.tsv")
 # 10 addresses per era, so that every 10th address in date order is one per era.
 YEARS = [1790 + 7 * i for i in range(10)] + [1870 + 7 * i for i in range(10)] + [1950 + 7 * i for i in range(10)]

@@ -11,7 +11,7 @@ from official_bert.text import vocab_builder
 from official_bert.tokenization import FullTokenizer, load_vocab
 from tests.tokenization_helpers import english_lines
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @pytest.fixture(scope="module")
