@@ -95,6 +95,6 @@ def write_predictions(path, sentences, predicted):
     directory = path.rpartition("/")[0]
     if directory:
         tf.io.gfile.makedirs(directory)
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
+    with atomic_path(path) as tmp, tf.io.gfile.GFile(tmp, "w") as f:
         f.write("\n".join(lines) + "\n")
     return path
