@@ -180,6 +180,11 @@ def _first_line(error):
     return lines[0] if lines else type(error).__name__
 
 
-if __name__ == "__main__":
+def run():
+    """The tool as a command (`python query_saved_model.py`, or the console script `bert-query-saved-model`)."""
     flags.mark_flag_as_required("saved_model_dir")
     app.run(main)
+
+
+if __name__ == "__main__":
+    run()
