@@ -34,7 +34,6 @@ from absl import flags, logging
 from official_bert import distribution, tokenization
 from official_bert.batch_padding import padding_bucket_width
 from official_bert.classification import best_metric, get_processor, load_or_create_features, write_eval_results
-from official_bert.configs import BertConfig
 from official_bert.export import export_classifier, tokenizer_layer
 from official_bert.finetuning import (BestCheckpoint, FineTuningRun, Predictor, classifier_loss, classifier_metrics,
                                       classifier_model, evaluate_classifier, fine_tuning_schedule, has_text_b,
@@ -42,7 +41,7 @@ from official_bert.finetuning import (BestCheckpoint, FineTuningRun, Predictor, 
 from official_bert.training import prepare_output_dir
 from official_bert.training.flags import (define_export_flags, define_finetuning_flags, define_model_flags,
                                           define_sweep_flags, finetuning_options_from_flags,
-                                          mixed_precision_from_flags, strategy_from_flags)
+                                          mixed_precision_from_flags, model_config_from_flags, strategy_from_flags)
 
 FLAGS = flags.FLAGS
 
@@ -94,8 +93,7 @@ def main():
     is_chief = distribution.is_chief(strategy)
     cli.output_lock(FLAGS.output_dir, strategy=strategy)
     cli.check_case(FLAGS.do_lower_case, FLAGS.init_checkpoint)
-    config = BertConfig.from_json_file(FLAGS.bert_config_file)
-    config.check_seq_length(FLAGS.max_seq_length, f"--bert_config_file={FLAGS.bert_config_file}")
+    config = model_config_from_flags()
     mixed_precision = mixed_precision_from_flags(strategy)
     options = finetuning_options_from_flags(strategy, mixed_precision)
     processor = get_processor(FLAGS.task_name, FLAGS.data_dir, label_list=FLAGS.label_list,

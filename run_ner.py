@@ -40,14 +40,13 @@ from absl import flags, logging
 from official_bert import distribution, ner, tokenization
 from official_bert.batch_padding import padding_bucket_width
 from official_bert.classification import write_eval_results
-from official_bert.configs import BertConfig
 from official_bert.export.ner import export_ner, ner_tokenizer_layer
 from official_bert.finetuning import (BestCheckpoint, FineTuningRun, Predictor, fine_tuning_schedule,
                                       load_trained_weights, sweep)
 from official_bert.training import prepare_output_dir
 from official_bert.training.flags import (define_export_flags, define_finetuning_flags, define_model_flags,
                                           define_sweep_flags, finetuning_options_from_flags,
-                                          mixed_precision_from_flags, strategy_from_flags)
+                                          mixed_precision_from_flags, model_config_from_flags, strategy_from_flags)
 
 FLAGS = flags.FLAGS
 
@@ -82,8 +81,7 @@ def main():
     cli.output_lock(FLAGS.output_dir, strategy=strategy)
     is_chief = distribution.is_chief(strategy)
     cli.check_case(FLAGS.do_lower_case, FLAGS.init_checkpoint)
-    config = BertConfig.from_json_file(FLAGS.bert_config_file)
-    config.check_seq_length(FLAGS.max_seq_length, f"--bert_config_file={FLAGS.bert_config_file}")
+    config = model_config_from_flags()
     ner.check_window(FLAGS.max_seq_length, FLAGS.doc_stride)
     if FLAGS.export_dir and not FLAGS.vocab_file:
         raise ner.NerError("--export_dir needs --vocab_file: the served model splits raw text into words and "

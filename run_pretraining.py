@@ -24,9 +24,10 @@ from absl import flags, logging
 
 from official_bert import distribution
 from official_bert.training import input_pipeline
-from official_bert.configs import BertConfig
-from official_bert.training import PretrainingRun, TrainingError, TrainingOptions, prepare_output_dir, write_eval_results
-from official_bert.training.flags import define_shared_flags, mixed_precision_from_flags, strategy_from_flags
+from official_bert.training import (PretrainingRun, TrainingError, TrainingOptions, prepare_output_dir,
+                                    write_eval_results)
+from official_bert.training.flags import (define_shared_flags, mixed_precision_from_flags, model_config_from_flags,
+                                          strategy_from_flags)
 
 FLAGS = flags.FLAGS
 
@@ -87,8 +88,7 @@ def main():
     if not FLAGS.do_train and not options.init_checkpoint and not tf.train.latest_checkpoint(options.output_dir):
         raise TrainingError("--do_eval without --do_train evaluates a checkpoint: none in --output_dir, and no "
                             "--init_checkpoint")
-    config = BertConfig.from_json_file(FLAGS.bert_config_file)
-    config.check_seq_length(FLAGS.max_seq_length, f"--bert_config_file={FLAGS.bert_config_file}")
+    config = model_config_from_flags()
 
     data = input_pipeline.open_pretraining_files(FLAGS.input_file, FLAGS.max_seq_length,
                                                  FLAGS.max_predictions_per_seq, config.vocab_size, options.use_nsp)

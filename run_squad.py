@@ -32,7 +32,6 @@ from absl import flags, logging
 
 from official_bert import distribution, squad, tokenization
 from official_bert.batch_padding import padding_bucket_width
-from official_bert.configs import BertConfig
 from official_bert.export.squad import export_squad, squad_tokenizer_layer
 from official_bert.finetuning import FineTuningRun, Predictor, fine_tuning_schedule, load_trained_weights, sweep
 from official_bert.finetuning.squad import (SPAN_LOSS_WEIGHTS, predict_spans, span_loss, span_metrics, span_model,
@@ -41,7 +40,7 @@ from official_bert.squad import json_files
 from official_bert.training import prepare_output_dir
 from official_bert.training.flags import (define_export_flags, define_finetuning_flags, define_model_flags,
                                           define_sweep_flags, finetuning_options_from_flags,
-                                          mixed_precision_from_flags, strategy_from_flags)
+                                          mixed_precision_from_flags, model_config_from_flags, strategy_from_flags)
 
 FLAGS = flags.FLAGS
 
@@ -88,8 +87,7 @@ def main():
     is_chief = distribution.is_chief(strategy)
     cli.output_lock(FLAGS.output_dir, strategy=strategy)
     cli.check_case(FLAGS.do_lower_case, FLAGS.init_checkpoint)
-    config = BertConfig.from_json_file(FLAGS.bert_config_file)
-    config.check_seq_length(FLAGS.max_seq_length, f"--bert_config_file={FLAGS.bert_config_file}")
+    config = model_config_from_flags()
     mixed_precision = mixed_precision_from_flags(strategy)
     options = finetuning_options_from_flags(strategy, mixed_precision)
     tokenizer = tokenization.FullTokenizer(FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case,

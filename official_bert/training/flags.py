@@ -14,6 +14,7 @@ Each tool calls the groups it needs, then defines its own flags:
 from absl import flags, logging
 
 from official_bert import distribution
+from official_bert.configs import BertConfig
 from official_bert.training.options import TrainingError, TrainingOptions
 from official_bert.training.precision import resolve_mixed_precision
 
@@ -158,6 +159,13 @@ def strategy_from_flags():
         logging.warning("--num_tpu_cores=%d, but the TPU has %d cores: using them all", FLAGS.num_tpu_cores,
                         strategy.num_replicas_in_sync)
     return strategy
+
+
+def model_config_from_flags():
+    """The `BertConfig` of --bert_config_file, checked to hold --max_seq_length positions."""
+    config = BertConfig.from_json_file(FLAGS.bert_config_file)
+    config.check_seq_length(FLAGS.max_seq_length, f"--bert_config_file={FLAGS.bert_config_file}")
+    return config
 
 
 def mixed_precision_from_flags(strategy):
