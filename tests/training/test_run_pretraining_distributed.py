@@ -22,7 +22,7 @@ MIRRORED_SCRIPT = textwrap.dedent("""
     cpu = tf.config.list_physical_devices("CPU")[0]
     tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
     from official_bert import distribution
-from official_bert.training import input_pipeline
+    from official_bert.training import input_pipeline
     from official_bert.training import PretrainingRun
     from official_bert.training.monitor import read_scalars
     from tests.training.test_run_pretraining import PREDICTIONS, SEQ_LENGTH, options, tiny_config
