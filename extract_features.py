@@ -19,23 +19,18 @@ checkpoint format loads (Google's TF1, Hugging Face, ours). The input is streame
 it is, and progress lines give the rate. Exit status 1 with a one-line message on bad flags or input.
 """
 
-import os
-import sys
+from official_bert import cli, tokenization  # cli first: it quiets TensorFlow's C++ start-up logging
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from absl import flags
 
-from official_bert import cli, tokenization  # noqa: E402  (cli first: it quiets TensorFlow's C++ logging)
-
-from absl import flags  # noqa: E402
-
-from official_bert import BertConfig, BertEncoder  # noqa: E402
-from official_bert.checkpoints import load_checkpoint  # noqa: E402
-from official_bert.export import tokenizer_layer  # noqa: E402
-from official_bert.export.embedding import export_embedding  # noqa: E402
-from official_bert.export.tfhub import export_tfhub  # noqa: E402
-from official_bert.features import (DTYPES, OUTPUT_FORMATS, POOLINGS, FeatureError, FeatureExtractor,  # noqa: E402
+from official_bert import BertConfig, BertEncoder
+from official_bert.checkpoints import load_checkpoint
+from official_bert.export import tokenizer_layer
+from official_bert.export.embedding import export_embedding
+from official_bert.export.tfhub import export_tfhub
+from official_bert.features import (DTYPES, OUTPUT_FORMATS, POOLINGS, FeatureError, FeatureExtractor,
                                     Progress, open_writer, parse_layers, read_inputs, tokenize_input)
-from official_bert.training.flags import define_model_flags  # noqa: E402
+from official_bert.training.flags import define_model_flags
 
 FLAGS = flags.FLAGS
 

@@ -17,17 +17,14 @@ Exit status 1 with a one-line message on bad flags or input.
 
 import json
 import os
-import sys
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# Only cli (first: it quiets TensorFlow's C++ start-up logging): importing the library's model code would hide a
+# SavedModel that is not self-contained.
+from official_bert import cli
 
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-from absl import app, flags  # noqa: E402
-
-# Only cli: importing the library's model code would hide a SavedModel that is not self-contained.
-from official_bert import cli  # noqa: E402
+import numpy as np
+import tensorflow as tf
+from absl import app, flags
 
 FLAGS = flags.FLAGS
 _SHOWN = 10  # items of an array printed, e.g. of per-token logits

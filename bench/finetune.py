@@ -27,20 +27,18 @@ import sys
 import tempfile
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, REPO)
+import keras
+import tensorflow as tf
 
-import keras  # noqa: E402
-import tensorflow as tf  # noqa: E402
-
-from official_bert import BertConfig, distribution  # noqa: E402
-from official_bert.classification import get_processor, load_or_create_features  # noqa: E402
-from official_bert.finetuning import (FineTuningRun, Schedule, classifier_loss, classifier_metrics,  # noqa: E402
+from official_bert import BertConfig, distribution
+from official_bert.classification import get_processor, load_or_create_features
+from official_bert.finetuning import (FineTuningRun, Schedule, classifier_loss, classifier_metrics,
                                       classifier_model, train_dataset_fn)
-from official_bert.tokenization import FullTokenizer  # noqa: E402
-from official_bert.training import TrainingOptions  # noqa: E402
-from official_bert.text.vocab_builder import build_vocab  # noqa: E402
+from official_bert.tokenization import FullTokenizer
+from official_bert.training import TrainingOptions
+from official_bert.text.vocab_builder import build_vocab
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SHAPES = {"mini": (4, 256, 4, 1024), "minilm": (6, 384, 12, 1536), "base": (12, 768, 12, 3072)}
 FRAMEWORKS = ("official_bert_dynamic", "official_bert_fixed", "keras_hub")

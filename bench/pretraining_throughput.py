@@ -1,6 +1,6 @@
 """Pretraining seq/s through run_pretraining's input pipeline and training loop, against synthetic input.
 
-    python bench/pretraining_throughput.py --preset mini --seq_length 128 --batch_size 32 [--mixed_precision bf16]
+    python -m bench.pretraining_throughput --preset mini --seq_length 128 --batch_size 32 [--mixed_precision bf16]
         [--jit_compile] [--steps 20] [--warmup_steps 3] [--records 4096] [--shards 4]
 
 The model, shape and timing flags are bench/train_step.py's.
@@ -17,36 +17,24 @@ The last line is `synthetic <seq/s> pipeline <seq/s> run_pretraining <seq/s> pip
 
 import argparse
 import gc
-import importlib.util
 import os
 import sys
 import tempfile
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import keras
+import numpy as np
+import tensorflow as tf
+
+from official_bert import BertConfig, distribution
+from official_bert.training import input_pipeline
+from official_bert.training import PretrainingRun, TrainingOptions
+from official_bert.training.monitor import read_scalars
+
+from bench import train_step
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# The repository replaces this script's folder on the import path: bench/tokenize.py would shadow the
-# standard library's tokenize, which TensorFlow imports.
-sys.path[0] = REPO
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-
-from official_bert import BertConfig, distribution  # noqa: E402
-from official_bert.training import input_pipeline  # noqa: E402
-from official_bert.training import PretrainingRun, TrainingOptions  # noqa: E402
-from official_bert.training.monitor import read_scalars  # noqa: E402
-
-
-def _load_train_step():
-    spec = importlib.util.spec_from_file_location("bench_train_step", os.path.join(REPO, "bench", "train_step.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-train_step = _load_train_step()
 
 
 def parse_args():

@@ -1,9 +1,9 @@
 """Serving an exported classifier from raw text: latency and throughput, core-ops tokenizer beside tensorflow-text's.
 
-    python bench/serving.py [--presets mini,base] [--batches 1,32] [--seconds 3] [--seq_length 128]
+    python -m bench.serving [--presets mini,base] [--batches 1,32] [--seconds 3] [--seq_length 128]
         [--vocab_file V] [--do_lower_case]
 
-For each BERT shape (random weights, the real 30,522-token vocabulary: see bench/tokenize.py) a sentence classifier
+For each BERT shape (random weights, the real 30,522-token vocabulary: see bench/wordpiece.py) a sentence classifier
 is exported twice with `export_classifier`, its tokenizer in core TensorFlow ops (`--tokenizer_ops=core`, the
 default) and in tensorflow-text's (`tf_text`). Each SavedModel is loaded back and its serving_default (text_a in,
 probabilities and label out) is called on batches of English lines, one batch after another for `--seconds`
@@ -13,18 +13,12 @@ machine are noisy.
 
 import os
 import shutil
-import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path[0] = REPO  # as bench/tokenize.py: keep this folder off the import path
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-os.environ["CUDA_VISIBLE_DEVICES"] = ""
+from absl import app, flags, logging
 
-from absl import app, flags, logging  # noqa: E402
-
-from bench.tokenize import default_vocab, english_lines  # noqa: E402  (also defines --vocab_file, --do_lower_case)
+from bench.wordpiece import default_vocab, english_lines  # (also defines --vocab_file, --do_lower_case)
 
 FLAGS = flags.FLAGS
 flags.DEFINE_list("presets", ["mini", "base"], "BertConfig.from_preset shapes.")
@@ -54,6 +48,8 @@ def measure(serve, lines, batch_size, seconds):
 def main(argv):
     del argv
     logging.set_verbosity(logging.WARNING)  # the SavedModel writer's lines
+    # Timed on the CPU, as a CPU serving host runs it.
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""
     import keras
     import tensorflow as tf
 

@@ -17,15 +17,12 @@ import subprocess
 import sys
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import keras
+import numpy as np
+import tensorflow as tf
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-
-from official_bert import BertConfig, BertEncoder, BertPretrainer  # noqa: E402
-from official_bert.models import pretraining_losses as losses  # noqa: E402
+from official_bert import BertConfig, BertEncoder, BertPretrainer
+from official_bert.models import pretraining_losses as losses
 
 
 def parse_args():

