@@ -65,18 +65,21 @@ class Masker:
             positions = sorted(i for begin, end in spans for i in range(begin, end))
         else:
             candidates = list(itertools.compress(range(len(ids)), map(self._maskable.__getitem__, ids)))
-            positions = sorted(itertools.islice(_random_order(candidates, rng.random), budget))
+            positions = _random_sample(candidates, budget, rng.random)
+            positions.sort()
         output = list(ids)
-        random = rng.random
+        random, mask_below, keep_below, mask_id = rng.random, self._mask_below, self._keep_below, self._mask_id
         for i in positions:
             r = random()
-            if r < self._mask_below:
-                output[i] = self._mask_id
-            elif r >= self._keep_below:
-                output[i] = int(random() * self._num_random)
-                if self._random_ids is not None:
-                    output[i] = self._random_ids[output[i]]
+            if r < mask_below:
+                output[i] = mask_id
+            elif r >= keep_below:
+                output[i] = self._random_id(random)
         return output, positions, [ids[i] for i in positions]
+
+    def _random_id(self, random):
+        index = int(random() * self._num_random)
+        return index if self._random_ids is None else self._random_ids[index]
 
     def _words(self, ids):
         """[begin, end) spans of the words: a piece and the continuation pieces after it, [CLS]/[SEP] excluded."""
@@ -133,6 +136,17 @@ class Masker:
             chosen.append((begin, end))
             count += end - begin
         return chosen
+
+
+def _random_sample(items, k, random):
+    """The first `k` items that `_random_order` would yield, as a list: the same draws, without a generator's
+    cost per item (this runs once per instance)."""
+    n = len(items)
+    k = min(k, n)
+    for i in range(k):
+        j = i + int(random() * (n - i))
+        items[i], items[j] = items[j], items[i]
+    return items[:k]
 
 
 def _random_order(items, random):

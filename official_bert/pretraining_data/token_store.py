@@ -28,11 +28,8 @@ def pack_document(sentences):
 
 def _unpack(values):
     n = values[0]
-    sentences, start = [], 1 + n
-    for length in values[1:1 + n]:
-        sentences.append(values[start:start + length])
-        start += length
-    return sentences
+    bounds = itertools.accumulate(values[1:1 + n], initial=1 + n)
+    return [values[start:end] for start, end in itertools.pairwise(bounds)]
 
 
 class TokenStore:
