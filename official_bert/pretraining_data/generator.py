@@ -202,7 +202,7 @@ class InstanceGenerator:
         """The `ChunkResult` of a `Chunk`: each example goes to a uniformly random bucket (drawn from a generator
         seeded by the chunk alone), framed as a TFRecord."""
         instances, stats = self.instances(pool, chunk, documents)
-        framed = tfrecord.split_framed(tfrecord.frame([self._encoder.encode(instance) for instance in instances]))
+        framed = tfrecord.frame_each(list(map(self._encoder.encode, instances)))
         rng = random.Random(f"{self.random_seed}/{chunk.index}/buckets")
         buckets = [[] for _ in range(chunk.num_buckets)]
         random_value, n = rng.random, chunk.num_buckets

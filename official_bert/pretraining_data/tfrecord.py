@@ -98,17 +98,33 @@ def frame(records):
     >>> [r.numpy() for r in tf.data.TFRecordDataset(path)]
     [b'first', b'', b'third']
     """
+    return b"".join(frame_each(records))
+
+
+def frame_each(records):
+    """The framed form of each of `records` (header, data and footer), as a list of bytes.
+
+    Example:
+    >>> frame_each([b"ab", b"c"])[1] == frame([b"c"])
+    True
+    """
     if not records:
-        return b""
+        return []
     lengths = np.fromiter(map(len, records), np.uint64, len(records))
-    length_bytes = lengths.astype("<u8").view(np.uint8).reshape(-1, 8)
     headers = np.empty((len(records), 12), np.uint8)
-    headers[:, :8] = length_bytes
-    length_records = [row.tobytes() for row in length_bytes]
-    headers[:, 8:] = _masked(crc32c(length_records)).astype("<u4").view(np.uint8).reshape(-1, 4)
+    headers[:, :8] = lengths.astype("<u8").view(np.uint8).reshape(-1, 8)
+    headers[:, 8:] = _masked(_length_crcs(lengths)).astype("<u4").view(np.uint8).reshape(-1, 4)
     footers = _masked(crc32c(records)).astype("<u4").view(np.uint8).reshape(-1, 4)
-    return b"".join(part for header, record, footer in zip(headers, records, footers)
-                    for part in (header.tobytes(), record, footer.tobytes()))
+    # Slices of one bytes object each: cheaper than a tobytes() call per header and footer.
+    header_bytes, footer_bytes = headers.tobytes(), footers.tobytes()
+    return [b"".join((header_bytes[12 * i:12 * i + 12], record, footer_bytes[4 * i:4 * i + 4]))
+            for i, record in enumerate(records)]
+
+
+def _length_crcs(lengths):
+    """CRC-32C of each length's 8 bytes; records of a run have few distinct lengths, each checksummed once."""
+    distinct, inverse = np.unique(lengths, return_inverse=True)
+    return crc32c([row.tobytes() for row in distinct.astype("<u8").view(np.uint8).reshape(-1, 8)])[inverse]
 
 
 def split_framed(data):
