@@ -25,7 +25,7 @@ class LineTokenizer:
 
     Args:
         tokenizer: a `tokenization.FullTokenizer`, or any object with `tokenize` and `convert_tokens_to_ids`.
-        cache_size: most chunks remembered; the cache is emptied when full, which bounds its memory
+        cache_size: most chunks (and, apart, ASCII words) remembered; a cache is emptied when full, which bounds its memory
             (about 200 bytes a chunk).
 
     Example:
@@ -40,6 +40,7 @@ class LineTokenizer:
         self._tokenizer = tokenizer
         self._cache_size = cache_size
         self._cache = {}
+        self._words = {}
         self._cached = isinstance(tokenizer, tokenization.FullTokenizer)
 
     def ids(self, line):
@@ -52,20 +53,34 @@ class LineTokenizer:
         try:
             return list(itertools.chain.from_iterable(map(self._cache.__getitem__, chunks)))
         except KeyError:
-            return list(itertools.chain.from_iterable(map(self._chunk_ids, chunks)))
+            get = self._cache.get
+            return list(itertools.chain.from_iterable(get(chunk) or self._chunk_ids(chunk) for chunk in chunks))
 
     def _chunk_ids(self, chunk):
         chunk_ids = self._cache.get(chunk)
         if chunk_ids is None:
             if len(self._cache) >= self._cache_size:
                 self._cache.clear()
-            tokenizer = self._tokenizer
-            if tokenizer.basic_tokenizer.is_preserved(chunk):
-                tokens = [chunk]
-            elif chunk.isascii() and chunk.isprintable():
-                words = _ASCII_WORDS.findall(chunk.lower() if tokenizer.basic_tokenizer.do_lower_case else chunk)
-                tokens = [piece for word in words for piece in tokenizer.wordpiece_tokenizer.tokenize(word)]
-            else:
-                tokens = tokenizer.tokenize(chunk)
-            chunk_ids = self._cache[chunk] = tuple(tokenizer.convert_tokens_to_ids(tokens))
+            chunk_ids = self._cache[chunk] = self._new_chunk_ids(chunk)
         return chunk_ids
+
+    def _new_chunk_ids(self, chunk):
+        tokenizer = self._tokenizer
+        if tokenizer.basic_tokenizer.is_preserved(chunk):
+            return tuple(tokenizer.convert_tokens_to_ids([chunk]))
+        if chunk.isascii() and chunk.isprintable():
+            words = _ASCII_WORDS.findall(chunk.lower() if tokenizer.basic_tokenizer.do_lower_case else chunk)
+            return tuple(itertools.chain.from_iterable(map(self._word_ids, words)))
+        return tuple(tokenizer.convert_tokens_to_ids(tokenizer.tokenize(chunk)))
+
+    def _word_ids(self, word):
+        # A new chunk is mostly known words in a new arrangement ("(foo," after "foo"): WordPiece, which
+        # sees one word at a time, runs once per word.
+        word_ids = self._words.get(word)
+        if word_ids is None:
+            if len(self._words) >= self._cache_size:
+                self._words.clear()
+            tokenizer = self._tokenizer
+            word_ids = self._words[word] = tuple(
+                tokenizer.convert_tokens_to_ids(tokenizer.wordpiece_tokenizer.tokenize(word)))
+        return word_ids
