@@ -47,7 +47,7 @@ def create_segment_pairs(documents, document_index, max_num_tokens, short_seq_pr
 
     Args:
         documents: the pool, at least two documents: a sequence of documents, each a list of sentences, each a
-            non-empty list of ids (a `TokenStore` pool reads the drawn ones from disk).
+            non-empty sequence of ids (a `TokenStore` pool reads the drawn ones from disk).
         document_index: the document to cut.
         max_num_tokens: max_seq_length − 3.
         short_seq_prob: see `target_length`.

@@ -80,10 +80,18 @@ class TokenStore:
         return (int.from_bytes(os.pread(fd, 8, 8 * (first - 1)), "little"),
                 int.from_bytes(os.pread(fd, 8, 8 * (end - 1)), "little"))
 
-    def _values(self, first, end):
+    def _raw(self, first, end):
         start, stop = self._span(first, end)
-        raw = os.pread(self._data.fileno(), 4 * (stop - start), 4 * start)
-        return np.frombuffer(raw, "<u4").tolist()
+        return os.pread(self._data.fileno(), 4 * (stop - start), 4 * start)
+
+    def _values(self, first, end):
+        return np.frombuffer(self._raw(first, end), "<u4").tolist()
+
+    def document_views(self, index):
+        """Document `index` as a list of sentences, each a memoryview of its uint32 ids: a random next segment
+        uses a few of a document's sentences, and a Python int for every id of the others would cost more
+        than reading the document did."""
+        return _unpack(memoryview(self._raw(index, index + 1)).cast("I"))
 
     def document(self, index):
         """Document `index` as a list of sentences, each a list of ids."""
@@ -101,7 +109,7 @@ class TokenStore:
 
     def pool(self, num_documents, first, documents):
         """The run's documents as a sequence for `create_segment_pairs`: documents first.. are the given ones
-        (already read), any other is read when drawn."""
+        (already read), any other is read when drawn (its sentences as memoryviews of ids, see `document_views`)."""
         return _Pool(self, num_documents, first, documents)
 
     def close(self):
@@ -120,4 +128,4 @@ class _Pool:
         offset = index - self._first
         if 0 <= offset < len(self._local):
             return self._local[offset]
-        return self._store.document(index)
+        return self._store.document_views(index)
