@@ -103,16 +103,22 @@ def learn_vocab(word_counts, vocab_size, reserved, max_unique_chars=1000, slack_
     counts = learner.get_input_words(items, reserved, params.max_token_length)
     counts = learner.filter_input_words(counts, learner.get_allowed_chars(counts, max_unique_chars),
                                         params.max_input_tokens)
+    largest_fitting = None
     while True:
         threshold = math.isqrt(upper * lower) if upper > 2 * lower else (upper + lower) // 2
         vocab = learner.learn_with_thresh(counts, threshold, params)
         logging.info("pieces seen at least %d times: %d tokens", threshold, len(vocab))
+        if len(vocab) <= vocab_size and (largest_fitting is None or len(vocab) > len(largest_fitting)):
+            largest_fitting = vocab
         if vocab_size * (1 - slack_ratio) <= len(vocab) <= vocab_size or lower >= upper or threshold <= 1:
             break
         if len(vocab) > vocab_size:
             lower = threshold + 1
         else:
             upper = threshold - 1
+    # The search can end one threshold too low: dropping the rarest pieces of that vocabulary would drop single
+    # characters too (and turn words into [UNK]), so a smaller one that fits wins.
+    vocab = largest_fitting or vocab
     if len(vocab) > vocab_size:
         logging.warning("the smallest vocabulary found has %d tokens; dropping the %d rarest",
                         len(vocab), len(vocab) - vocab_size)
