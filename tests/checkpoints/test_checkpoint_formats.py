@@ -172,6 +172,7 @@ def run_cli(*args):
                           env={**os.environ, "PYTHONPATH": REPO, "TF_CPP_MIN_LOG_LEVEL": "3"})
 
 
+@pytest.mark.slow
 def test_convert_cli(tmp_path):
     pretrainer = randomized(BertPretrainer(BertEncoder(tiny_config())), seed=14)
     save_checkpoint(pretrainer, str(tmp_path / "in"), "google")

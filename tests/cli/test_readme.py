@@ -82,6 +82,7 @@ def test_every_command_uses_flags_its_tool_defines(path):
                 "official_bert/squad_evaluate.py"} <= tools
 
 
+@pytest.mark.slow
 def test_the_rest_request_body_is_what_serving_default_takes(tmp_path):
     from official_bert import BertClassifier, BertConfig, BertEncoder
     from official_bert.export import export_classifier, tokenizer_layer

@@ -94,6 +94,7 @@ def test_a_missing_run_is_reported_not_fatal(tmp_path):
     assert report.claims(results)[0][1] == "not run"
 
 
+@pytest.mark.slow
 def test_report_command_writes_results_and_claims(tmp_path):
     fake_results(tmp_path)
     result = subprocess.run([sys.executable, os.path.join(REPO, "replicate", "report.py"), f"--output_dir={tmp_path}",
@@ -140,10 +141,10 @@ def test_run_sh_passes_only_flags_its_tools_define():
     for tool, arguments in commands:
         unknown = set(_flags_used(arguments)) - _defined_flags(tool)
         assert not unknown, f"{tool} has no flag(s) {sorted(unknown)}"
-    # The flags of the fine-tuning plan (echoed lines) and of the pretraining stages go to those two tools.
+    # The flags of the fine-tuning plan (echoed lines) and of the pretraining plan go to those two tools.
     with open(script, encoding="utf-8") as f:
         text = f.read()
-    plan = text[text.index("finetune_plan() {"):text.index("finetune_all() {")]
+    plan = text[text.index("finetune_plan() {"):text.index("in_parallel() {")]
     used = set(_flags_used(" ".join(re.findall(r'echo "(.*)"', plan))))
     assert {"init_checkpoint", "causal_attention", "freeze_encoder"} <= used
     assert not used - _defined_flags("run_classifier.py")

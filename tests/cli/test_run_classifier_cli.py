@@ -10,6 +10,7 @@ import tempfile
 import time
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from tests.finetuning.test_run_classifier import PAIRS, SEQ_LENGTH, write_model_files, write_task
@@ -44,6 +45,7 @@ def read_tsv(path):
         return [line.rstrip("\n").split("\t") for line in f]
 
 
+@pytest.mark.slow
 def test_a_killed_run_resumes_and_writes_every_output(tmp_path):
     write_task("mrpc", str(tmp_path / "data"), repeat=20)  # 160 examples: 40 steps an epoch
     output_dir, export_dir = tmp_path / "run", tmp_path / "export"
@@ -96,6 +98,7 @@ def test_a_killed_run_resumes_and_writes_every_output(tmp_path):
     assert {"saved_model.pb", "variables", "assets", "model.keras"} <= set(os.listdir(export_dir / "1"))
 
 
+@pytest.mark.slow
 def test_an_mnli_model_predicts_the_diagnostic_set(tmp_path):
     write_task("mnli", str(tmp_path / "data"), repeat=8)
     mnli = run(command(tmp_path, "mnli", "--do_train", "--do_eval", "--do_predict", "--num_train_epochs=6",
@@ -153,6 +156,7 @@ BAD_INPUTS = ("unknown task", "missing file", "label not in the label list", "em
               "sequence longer than the model's")
 
 
+@pytest.mark.slow
 def test_bad_input_is_one_clear_message(tmp_path):
     # All at once: each process spends most of its time importing TensorFlow.
     cases = {name: _bad_input(tmp_path, name) for name in BAD_INPUTS}

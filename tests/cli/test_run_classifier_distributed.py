@@ -37,6 +37,7 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_mirrored_on_two_devices_matches_one_device(tmp_path):
     result = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path)], env=environment(), capture_output=True,
                             text=True, timeout=300)

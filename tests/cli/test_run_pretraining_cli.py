@@ -59,6 +59,7 @@ def start_and_stop(argv, output_dir, when_step, signal_number):
     return process.returncode, stderr, step
 
 
+@pytest.mark.slow
 def test_interrupted_runs_resume_and_end_at_num_train_steps(tmp_path):
     output_dir = str(tmp_path / "run")
     # SIGTERM: the run saves the step it reached (at the end of a 10-step loop) and says so.

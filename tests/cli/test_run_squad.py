@@ -108,6 +108,7 @@ def gold_answers(version_2):
             for q, (_, answer) in enumerate(questions) if version_2 or answer is not None}
 
 
+@pytest.mark.slow
 def test_squad_v1_learns_the_questions_and_serves_the_answers(tmp_path):
     paths = write_inputs(str(tmp_path / "data"), version_2=False)
     output_dir, export_dir = tmp_path / "run", tmp_path / "export"
@@ -142,6 +143,7 @@ def test_squad_v1_learns_the_questions_and_serves_the_answers(tmp_path):
     assert json.loads(scored.stdout) == {"exact_match": 100.0, "f1": 100.0}
 
 
+@pytest.mark.slow
 def test_squad_v2_chooses_the_null_threshold_and_answers_unanswerable_questions_with_nothing(tmp_path):
     paths = write_inputs(str(tmp_path / "data"), version_2=True)
     output_dir, export_dir = tmp_path / "run", tmp_path / "export"

@@ -6,6 +6,7 @@ import sys
 import textwrap
 
 import numpy as np
+import pytest
 
 from tests.cli.test_run_classifier_cli import environment
 
@@ -54,6 +55,7 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_mirrored_on_two_devices_matches_one_device(tmp_path):
     result = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path)], env=environment(), capture_output=True,
                             text=True, timeout=300)

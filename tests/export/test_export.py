@@ -63,6 +63,7 @@ def pair_export(tmp_path_factory):
     return dict(work=work, path=path, model=model, features=features, inputs=inputs, logits=logits_of(model, inputs))
 
 
+@pytest.mark.slow
 def test_every_signature_gives_the_python_pipeline_outputs(pair_export):
     logits = pair_export["logits"]
     probabilities = tf.nn.softmax(logits).numpy()
@@ -100,6 +101,7 @@ def test_versions_count_up_and_a_failed_export_leaves_nothing(tmp_path):
     assert written == os.path.join(export_dir, "4") and versions(export_dir) == [3, 4]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["single", "regression", "multiple choice", "sentencepiece pair"])
 def test_other_task_kinds_serve_raw_text(tmp_path, kind):
     vocab, _ = write_model_files(str(tmp_path / "model"))
@@ -157,6 +159,7 @@ CLI = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_saved_model_cli_serves_a_moved_export_without_the_project(pair_export, tmp_path):
     moved = str(tmp_path / "elsewhere" / "7")
     shutil.copytree(pair_export["path"], moved)

@@ -73,6 +73,7 @@ def test_a_request_is_padded_to_its_longest_sequence(vocab, texts):
     assert fixed.shapes[0]["input_word_ids"] == (len(texts), SEQ_LENGTH)
 
 
+@pytest.mark.slow
 def test_the_export_answers_each_short_request_as_the_fixed_length_inputs(vocab, tmp_path):
     """Batch 1 (a request per sentence) and a mixed batch, against the model on max_seq_length inputs."""
     keras.utils.set_random_seed(3)
@@ -193,6 +194,7 @@ def test_squad_answers_from_padding_to_the_longest(squad_tokenizer, n_best_size)
     assert n_best_size >= 64 or (same >= 16 and better > 0)
 
 
+@pytest.mark.slow
 def test_squad_export_pads_to_the_longest_and_answers_as_fixed_length(squad_tokenizer, tmp_path):
     keras.utils.set_random_seed(5)
     config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,

@@ -15,7 +15,7 @@ import tensorflow as tf
 
 from official_bert import BertEncoder
 from official_bert.export import tokenizer_layer
-from official_bert.export.tfhub import ENCODER_DIR, PREPROCESS_DIR, export_tfhub
+from official_bert.export.tfhub import export_tfhub
 from official_bert.features import TextInput, tokenize_input
 from official_bert.tokenization import FullTokenizer
 from tests.features.test_extract_features import VOCAB, tiny_config
@@ -49,6 +49,7 @@ def python_inputs(tokenizer, pairs, seq_length):
     return arrays
 
 
+@pytest.mark.slow
 def test_the_pair_in_a_fresh_process_is_the_python_pipeline_and_the_model(hub):
     out = hub["work"] / "served.npz"
     script = textwrap.dedent(f"""
@@ -134,6 +135,7 @@ class LoadedSavedModel(keras.layers.Layer):
         return {**super().get_config(), "saved_model_dir": self.saved_model_dir}
 
 
+@pytest.mark.slow
 def test_a_keras_model_over_the_loaded_pair_trains(hub):
     text = keras.Input(shape=(), dtype="string", name="text")
     encoder_inputs = LoadedSavedModel(hub["preprocess"], name="preprocess")(text)

@@ -76,6 +76,7 @@ def exported(tmp_path_factory):
     return dict(export_dir=export_dir, probabilities=probabilities)
 
 
+@pytest.mark.slow
 def test_outputs_are_the_models_and_only_tensorflow_serves_them(exported):
     args = [f"--saved_model_dir={exported['export_dir']}"]
     for a, b in PAIRS:
@@ -112,6 +113,7 @@ def test_outputs_are_the_models_and_only_tensorflow_serves_them(exported):
     ("uneven batch", ["--input=text_a=a", "--input=text_a=b", "--input=text_b=c"],
      "every input needs the same number of values (one per batch row); got 2 for text_a, 1 for text_b"),
 ])
+@pytest.mark.slow
 def test_bad_input_is_a_one_line_error(exported, case, args, message):
     work = exported["export_dir"].parent
     if not any(arg.startswith("--saved_model_dir") for arg in args):
@@ -122,6 +124,7 @@ def test_bad_input_is_a_one_line_error(exported, case, args, message):
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_tensorflow_text_is_loaded_only_for_an_export_that_uses_its_ops(exported, tmp_path):
     vocab, _ = write_model_files(str(tmp_path / "model"))
     model = randomized(BertClassifier(BertEncoder(tiny_config()), len(LABELS)), seed=3)

@@ -89,6 +89,7 @@ def test_embeddings_match_transformers_hidden_states(minilm):
     np.testing.assert_allclose(embed(minilm, texts), numpy_embedding(hidden, mask), atol=1e-5, rtol=0)
 
 
+@pytest.mark.slow
 def test_the_raw_text_export_gives_the_same_embeddings_in_a_fresh_process(minilm, tmp_path):
     max_seq_length = sentence_transformers_config()[2]
     tokenizer = FullTokenizer(os.path.join(MODEL_DIR, "vocab.txt"), do_lower_case=True)

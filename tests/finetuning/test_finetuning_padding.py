@@ -119,6 +119,7 @@ def test_training_on_batches_of_many_lengths_traces_the_step_once(tmp_path):
     assert train_function.experimental_get_tracing_count() == 1
 
 
+@pytest.mark.slow
 def test_training_with_per_batch_padding_matches_fixed_padding(tmp_path):
     # The classifier reads [CLS] only and attention masks the padding: the same updates, to float rounding.
     weights = []

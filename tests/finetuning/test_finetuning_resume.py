@@ -58,6 +58,7 @@ def checkpoint_steps(output_dir):
 CLASSIFIER = dict(train_batch_size=4, iterations_per_loop=2, log_steps=2, save_checkpoints_steps=4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dropout", [0.0, 0.1])
 def test_classifier_resumes_exactly_after_a_kill(tmp_path, kill_at, dropout):
     def model(task):
@@ -86,6 +87,7 @@ def test_classifier_resumes_exactly_after_a_kill(tmp_path, kill_at, dropout):
     assert_same_weights(final, uninterrupted)
 
 
+@pytest.mark.slow
 def test_squad_resumes_exactly_after_a_kill(tmp_path, kill_at):
     paths = write_inputs(str(tmp_path / "data"), version_2=False)
     tokenizer = FullTokenizer(paths["vocab.txt"])
@@ -118,6 +120,7 @@ def test_squad_resumes_exactly_after_a_kill(tmp_path, kill_at):
     assert_same_weights(final, uninterrupted)
 
 
+@pytest.mark.slow
 def test_pretraining_resumes_exactly_after_a_kill(tmp_path, kill_at):
     data_path = pretraining_fixtures.write_examples(tmp_path / "data.tfrecord", 40)
     data = input_pipeline.open_pretraining_files(

@@ -179,6 +179,7 @@ class Task:
     ("sts-b", 12, 8, 2e-3, {"eval_spearman": 0.94, "eval_pearson": 0.8}),
     ("swag", 3, 4, 1e-3, {"eval_accuracy": 1.0}),
 ])
+@pytest.mark.slow
 def test_a_tiny_model_overfits_each_task_type(tmp_path, task, epochs, batch_size, learning_rate, expected):
     fixture = Task(task, tmp_path, repeat=32 // len(task_rows(task)))
     model = fixture.model()
@@ -260,6 +261,7 @@ class StopAt(keras.callbacks.Callback):
             raise KeyboardInterrupt
 
 
+@pytest.mark.slow
 def test_interrupted_training_resumes_exactly(tmp_path):
     # Two runs of the same task and seed: one uninterrupted; one stopped twice, each time rebuilt from scratch
     # (as a rerun of the command would be): mid-epoch, then at an epoch's end before its evaluation. Without

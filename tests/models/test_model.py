@@ -211,6 +211,7 @@ def test_feature_based_classifier_trains_a_head_on_the_frozen_last_layers():
         BertClassifier(BertEncoder(tiny_config()), num_classes=2, feature_layers=3)
 
 
+@pytest.mark.slow
 def test_encoder_trains_inside_a_users_functional_model():
     encoder = BertEncoder(tiny_config(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0))
     inputs = {k: keras.Input(shape=(None,), dtype="int32", name=k)
@@ -240,6 +241,7 @@ def pretraining_data(rng, batch=4, length=12, predictions=3):
     return x, y
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("jit_compile", [False, True])
 def test_pretrainer_fits_and_reports_the_original_metrics(jit_compile):
     keras.utils.set_random_seed(0)

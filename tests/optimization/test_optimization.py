@@ -361,6 +361,7 @@ MIRRORED_SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_mirrored_strategy_on_two_logical_cpus_matches_numpy():
     # Logical devices must be configured before TensorFlow initialises them, hence a fresh process.
     x, y = regression_data()

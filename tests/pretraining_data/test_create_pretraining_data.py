@@ -68,6 +68,7 @@ def test_writes_the_original_features_and_a_summary(tmp_path, corpus):
         assert ids[0] == cls and ids[length - 1] == sep and (ids[length:] == 0).all()
 
 
+@pytest.mark.slow
 def test_v2_names_gzip_shards_and_whole_word_masking(tmp_path, corpus):
     result = run(CREATE, f"--input_file={corpus}", "--output_file=out/train.tfrecord", "--num_output_shards=3",
                  f"--vocab_file={real_vocab_file()}", "--use_v2_feature_names", "--gzip_compress",

@@ -95,6 +95,7 @@ def _run(*args):
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_cli_writes_a_wordpiece_vocab_and_a_sentencepiece_model(corpus, tmp_path):
     result = _run(f"--input_file={corpus}", f"--output_file={tmp_path}/vocab.txt", "--vocab_size=300",
                   "--num_unused_tokens=2")
@@ -135,6 +136,7 @@ def test_cli_checks_the_output_before_the_work(tmp_path, corpus, output, message
     assert os.listdir(tmp_path) == ["corpus.txt"]
 
 
+@pytest.mark.slow
 def test_cli_write_failure_is_one_line_and_leaves_nothing(tmp_path, corpus):
     import resource
     import signal

@@ -116,6 +116,7 @@ def test_character_offsets(model):
     assert byte_starts.to_list()[0] == [len(text[:c].encode()) for c in starts.to_list()[0]]
 
 
+@pytest.mark.slow
 def test_saved_preprocessor_with_sentencepiece_can_be_moved(model, tmp_path):
     path, do_lower_case = model
     shutil.copy(path, tmp_path / "sp.model")

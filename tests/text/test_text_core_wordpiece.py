@@ -54,6 +54,7 @@ def check_same(vocab_file, do_lower_case, texts, offsets_unit="BYTE"):
     return got
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(texts=st.lists(hostile_text, min_size=1, max_size=8))
 def test_hostile_unicode(do_lower_case, texts):
@@ -77,6 +78,7 @@ def long_word_vocab(tmp_path_factory):
         "##\u1112", "é", "##é"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("count, pieces", [(199, 199), (200, 200), (201, None)])
 def test_words_of_199_200_and_201_characters(long_word_vocab, do_lower_case, count, pieces):
     text = "x " + "a" * count + " a"
@@ -120,6 +122,7 @@ long_piece = st.builds(lambda c, n: c * n, st.sampled_from("ab"), st.integers(15
                        max_size=40, unique=True),
        words=st.lists(st.lists(st.one_of(piece, long_piece), min_size=1, max_size=6).map("".join), min_size=1,
                       max_size=10))
+@pytest.mark.slow
 def test_random_vocabularies_and_words(tokens, words):
     vocab = {"[UNK]": 0}
     for continuation, text in tokens:

@@ -61,12 +61,14 @@ def _encode(texts):
     return [t.encode("utf-8") for t in texts]
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(texts=st.lists(hostile_text, min_size=1, max_size=8))
 def test_same_ids_as_python_on_hostile_unicode(real, texts):
     assert real.graph_ids(_encode(texts)) == [real.python_ids(t) for t in texts]
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(texts=st.lists(hostile_text, min_size=1, max_size=8))
 def test_offsets_path_gives_the_same_ids_and_ordered_spans(real, texts):
@@ -181,6 +183,7 @@ def test_each_piece_is_its_source_text_normalized(small_vocab, text):
 
 
 # The vocabulary travels with a SavedModel.
+@pytest.mark.slow
 def test_saved_preprocessor_can_be_moved(tmp_path):
     vocab = tmp_path / "vocab.txt"
     shutil.copy(real_vocab_file(), vocab)

@@ -66,6 +66,7 @@ def test_word_level_ragged_input_is_flattened():
 @settings(max_examples=60, deadline=None)
 @given(a=st.lists(st.integers(1, 99), max_size=12), b=st.lists(st.integers(1, 99), max_size=12),
        seq_length=st.integers(3, 16))
+@pytest.mark.slow
 def test_truncation_matches_the_original(a, b, seq_length):
     expected_a, expected_b = list(a), list(b)
     original_truncate_seq_pair(expected_a, expected_b, seq_length - 3)

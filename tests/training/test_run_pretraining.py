@@ -164,9 +164,10 @@ def test_bad_data_is_one_clear_message(tmp_path, case, message):
     assert "\n" not in text
 
 
+@pytest.mark.slow
 def test_records_unlike_the_first_stop_training_with_one_clear_message(tmp_path):
     # TFRecord files concatenate: 8 good records, then records of another length the first-record check misses.
-    good, long = write_examples(tmp_path / "good", 8), write_examples(tmp_path / "long", 8, seq_length=24)
+    write_examples(tmp_path / "good", 8), write_examples(tmp_path / "long", 8, seq_length=24)
     mixed = tmp_path / "mixed.tfrecord"
     mixed.write_bytes((tmp_path / "good").read_bytes() + (tmp_path / "long").read_bytes())
     data = input_pipeline.open_pretraining_files(str(mixed), SEQ_LENGTH, PREDICTIONS, VOCAB_SIZE)
@@ -229,6 +230,7 @@ def schedule(step, peak, warmup, total):
     return peak * step / warmup if step < warmup else peak * max(0.0, 1 - step / total)
 
 
+@pytest.mark.slow
 def test_loss_falls_and_accuracy_rises(tmp_path):
     data = input_pipeline.open_pretraining_files(write_examples(tmp_path / "train.tfrecord", 512), SEQ_LENGTH,
                                                  PREDICTIONS, VOCAB_SIZE)
@@ -266,6 +268,7 @@ def test_loss_falls_and_accuracy_rises(tmp_path):
     assert len(tf.train.get_checkpoint_state(output_dir).all_model_checkpoint_paths) == 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("optimizer_type, accumulation, precision", [("lamb", 2, "bf16"), ("adamw", 1, "fp16")])
 def test_schedule_counts_updates_with_accumulation_and_mixed_precision(tmp_path, optimizer_type, accumulation,
                                                                        precision):

@@ -47,6 +47,7 @@ MIRRORED_SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_mirrored_on_two_devices_matches_one_device(tmp_path):
     write_examples(tmp_path / "train.tfrecord", 96)
     proc = subprocess.run([sys.executable, "-c", MIRRORED_SCRIPT, str(tmp_path)], capture_output=True, text=True,
@@ -78,6 +79,7 @@ def free_ports(n):
     return ports
 
 
+@pytest.mark.slow
 def test_multi_worker_mirrored_with_two_local_workers(tmp_path):
     workers = [f"127.0.0.1:{port}" for port in free_ports(2)]
     flags = ["--distribution_strategy=multi_worker_mirrored", "--num_train_steps=6", "--save_checkpoints_steps=3",
