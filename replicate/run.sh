@@ -25,14 +25,15 @@ PY=${PY:-.venv/bin/python}
 OUT=${OUT:-replicate_out}
 export TF_CPP_MIN_LOG_LEVEL=2 CUDA_VISIBLE_DEVICES=""
 
-# Sized for about an hour on 2 idle CPU cores (estimated from the demo's and bench's step times, not yet measured
-# whole): 5 pretraining runs, then 21 fine-tuning runs two at a time.
-VOCAB_SIZE=8000 SEQ_LENGTH=128 DUPE_FACTOR=10
-PRETRAIN_STEPS=1000 PRETRAIN_BATCH=32 PRETRAIN_LR=1e-3
+# Sized for at most an hour on 2 idle AVX2-only cores (float32), the slower kind: 5 pretraining runs, then 21
+# fine-tuning runs, each two at a time. The demo's shapes of data (sequences of 64 tokens, round(0.15 * 64) masked
+# slots) and its fine-tuning (one epoch at 3e-4: see demo/run.sh for why).
+VOCAB_SIZE=8000 SEQ_LENGTH=64 MAX_PREDICTIONS=10 DUPE_FACTOR=5
+PRETRAIN_STEPS=500 PRETRAIN_BATCH=32 PRETRAIN_LR=1e-3
 HELDOUT_STEPS=32   # held-out evaluation batches of 64 sequences
-FINETUNE_EPOCHS=2 FINETUNE_BATCH=32 FINETUNE_LR=1e-4 FEATURE_LR=3e-3
+FINETUNE_EPOCHS=1 FINETUNE_BATCH=32 FINETUNE_LR=3e-4 FEATURE_LR=3e-3
 SEEDS="1 2 3"
-JOBS=2   # fine-tuning runs at once: one process of a model this small uses 2 cores poorly
+JOBS=2   # runs at once: one process of a model this small (batch 32) uses about one core
 MAIN_SHAPE=4x128   # (a), (b), (c), (e), (f): 4 layers (four to concatenate for (f)), hidden size 128
 SIZE_SHAPES="2x128 4x256"   # (d), with MAIN_SHAPE the middle one
 LABELS=1790-1860,1861-1945,1946-2021
@@ -52,10 +53,10 @@ create_data() {
     mkdir -p "$OUT/data"
     "$PY" data_prep/create_pretraining_data.py --input_file=data/corpus/sotu.txt \
         --output_file="$OUT/data/train.tfrecord" --vocab_file="$OUT/vocab.txt" \
-        --max_seq_length=$SEQ_LENGTH --dupe_factor=$DUPE_FACTOR
+        --max_seq_length=$SEQ_LENGTH --max_predictions_per_seq=$MAX_PREDICTIONS --dupe_factor=$DUPE_FACTOR
     "$PY" data_prep/create_pretraining_data.py --input_file=data/corpus/sotu_heldout.txt \
         --output_file="$OUT/data/heldout.tfrecord" --vocab_file="$OUT/vocab.txt" \
-        --max_seq_length=$SEQ_LENGTH --dupe_factor=1
+        --max_seq_length=$SEQ_LENGTH --max_predictions_per_seq=$MAX_PREDICTIONS --dupe_factor=1
 }
 
 # write_config SHAPE: $OUT/configs/SHAPE.json for LAYERSxHIDDEN, heads of 64 wide (at least 2), FFN 4H.
@@ -78,9 +79,9 @@ EOF
 pretrain() {
     local name=$1 shape=$2
     shift 2
-    write_config "$shape"
     local flags=(--bert_config_file="$OUT/configs/$shape.json" --vocab_file="$OUT/vocab.txt"
-                 --output_dir="$OUT/pretrain/$name" --max_seq_length=$SEQ_LENGTH "$@")
+                 --output_dir="$OUT/pretrain/$name" --max_seq_length=$SEQ_LENGTH
+                 --max_predictions_per_seq=$MAX_PREDICTIONS "$@")
     "$PY" run_pretraining.py "${flags[@]}" --input_file="$OUT/data/train.tfrecord" --do_train \
         --train_batch_size=$PRETRAIN_BATCH --learning_rate=$PRETRAIN_LR --num_train_steps=$PRETRAIN_STEPS \
         --num_warmup_steps=$((PRETRAIN_STEPS / 10)) --save_checkpoints_steps=$PRETRAIN_STEPS \
@@ -100,32 +101,51 @@ finetune() {
         --learning_rate=$FINETUNE_LR --seed="$seed" --log_steps=50 "$@" 2>&1 | sed -u "s/^/[$variant-$seed] /"
 }
 
-# The fine-tuning runs: VARIANT CONFIG FLAGS..., one per line.
-finetune_plan() {
-    local pretrained=$OUT/pretrain main=$OUT/configs/$MAIN_SHAPE.json shape
-    echo "mlm_nsp $main --init_checkpoint=$pretrained/mlm_nsp"
-    echo "mlm $main --init_checkpoint=$pretrained/mlm"
-    echo "ltr $main --init_checkpoint=$pretrained/ltr --causal_attention"
+# The pretraining runs, as "STAGE|DESCRIPTION|COMMAND", longest first (the largest of SIZE_SHAPES, which lists them
+# smallest first; then the left-to-right LM, which predicts every token), so that two at a time end close together.
+pretrain_plan() {
+    local budget="$PRETRAIN_STEPS steps of $PRETRAIN_BATCH sequences" largest=${SIZE_SHAPES##* } shape
+    echo "pretrain-size_$largest|(d) MLM + NSP, $largest, $budget|pretrain size_$largest $largest"
+    echo "pretrain-ltr|(c) left-to-right LM, no NSP, $MAIN_SHAPE, $budget|pretrain ltr $MAIN_SHAPE --objective=ltr"
+    echo "pretrain-mlm_nsp|(a) MLM + NSP, $MAIN_SHAPE, $budget|pretrain mlm_nsp $MAIN_SHAPE"
+    echo "pretrain-mlm|(b) MLM only (No NSP), $MAIN_SHAPE, $budget|pretrain mlm $MAIN_SHAPE --objective=mlm"
     for shape in $SIZE_SHAPES; do
-        echo "size_$shape $OUT/configs/$shape.json --init_checkpoint=$pretrained/size_$shape"
+        if [[ $shape != "$largest" ]]; then
+            echo "pretrain-size_$shape|(d) MLM + NSP, $shape, $budget|pretrain size_$shape $shape"
+        fi
     done
-    echo "random $main"
-    echo "features $main --init_checkpoint=$pretrained/mlm_nsp --freeze_encoder --learning_rate=$FEATURE_LR"
 }
 
-# Every (variant, seed) as its own stage, $JOBS at a time; a failed run fails the whole stage list at the end.
-finetune_all() {
-    local variant config flags seed failed=0
-    while read -r variant config flags; do
-        for seed in $SEEDS; do
-            while (($(jobs -rp | wc -l) >= JOBS)); do
-                wait -n || failed=1
-            done
-            # shellcheck disable=SC2086  # $flags holds several flags
-            stage "finetune-$variant-$seed" "era task: $variant, seed $seed" finetune "$variant" "$seed" "$config" \
-                $flags &
+# The fine-tuning runs, every (variant, seed).
+finetune_plan() {
+    local pretrained=$OUT/pretrain main=$OUT/configs/$MAIN_SHAPE.json shape variant config flags seed
+    {
+        echo "mlm_nsp $main --init_checkpoint=$pretrained/mlm_nsp"
+        echo "mlm $main --init_checkpoint=$pretrained/mlm"
+        echo "ltr $main --init_checkpoint=$pretrained/ltr --causal_attention"
+        for shape in $SIZE_SHAPES; do
+            echo "size_$shape $OUT/configs/$shape.json --init_checkpoint=$pretrained/size_$shape"
         done
-    done < <(finetune_plan)
+        echo "random $main"
+        echo "features $main --init_checkpoint=$pretrained/mlm_nsp --freeze_encoder --learning_rate=$FEATURE_LR"
+    } | while read -r variant config flags; do
+        for seed in $SEEDS; do
+            echo "finetune-$variant-$seed|era task: $variant, seed $seed|finetune $variant $seed $config $flags"
+        done
+    done
+}
+
+# in_parallel: each "STAGE|DESCRIPTION|COMMAND" line of stdin as a stage, $JOBS at a time; fails at the end if any
+# failed.
+in_parallel() {
+    local name description command failed=0
+    while IFS='|' read -r name description command; do
+        while (($(jobs -rp | wc -l) >= JOBS)); do
+            wait -n || failed=1
+        done
+        # shellcheck disable=SC2086  # $command is a function and its arguments
+        stage "$name" "$description" $command &
+    done
     while (($(jobs -rp | wc -l) > 0)); do
         wait -n || failed=1
     done
@@ -135,14 +155,12 @@ finetune_all() {
 mkdir -p "$OUT/logs"
 stage vocab "WordPiece vocabulary (at most $VOCAB_SIZE tokens) from data/corpus/sotu.txt" build_vocab
 stage data "pretraining TFRecords: sequences of $SEQ_LENGTH tokens, $DUPE_FACTOR maskings of the corpus" create_data
-budget="$PRETRAIN_STEPS steps of $PRETRAIN_BATCH sequences"
-stage pretrain-mlm_nsp "(a) MLM + NSP, $MAIN_SHAPE, $budget" pretrain mlm_nsp $MAIN_SHAPE
-stage pretrain-mlm "(b) MLM only (No NSP), $MAIN_SHAPE, $budget" pretrain mlm $MAIN_SHAPE --objective=mlm
-stage pretrain-ltr "(c) left-to-right LM, no NSP, $MAIN_SHAPE, $budget" pretrain ltr $MAIN_SHAPE --objective=ltr
-for shape in $SIZE_SHAPES; do
-    stage "pretrain-size_$shape" "(d) MLM + NSP, $shape, $budget" pretrain "size_$shape" "$shape"
+# Every config before the runs that read it, two at a time.
+for shape in $MAIN_SHAPE $SIZE_SHAPES; do
+    write_config "$shape"
 done
-finetune_all
+in_parallel < <(pretrain_plan)
+in_parallel < <(finetune_plan)
 # The report is rewritten on every run (seconds): from whatever runs exist.
 banner "report: $OUT/results.md, plots, and which of the paper's claims hold at this scale"
 "$PY" replicate/report.py --output_dir="$OUT" --seeds="${SEEDS// /,}" --main_shape=$MAIN_SHAPE \
