@@ -34,7 +34,7 @@ HIDDEN=128 LAYERS=2 HEADS=2 INTERMEDIATE=512   # BERT-Tiny's shape
 INITIALIZER_RANGE=0.05
 SEQ_LENGTH=64
 # round(0.15 * 64): the most the masking takes from a sequence of 64 tokens, so the masks are those of the default
-# 20, without 10 padded slots per sequence in the masked-LM head (about 20 % of a step at this size).
+# 20, without 10 padded slots per sequence in the masked-LM head.
 MAX_PREDICTIONS=10
 # Training reads the ~60k sequences of 5 maskings at most about once. (create_pretraining_data shuffles within
 # 1 MiB blocks, about an era of this date-ordered corpus each, so batches drift from era to era. Two maskings,
