@@ -29,7 +29,7 @@ export TF_CPP_MIN_LOG_LEVEL=2 CUDA_VISIBLE_DEVICES=""
 # fine-tuning runs, each two at a time. The demo's shapes of data (sequences of 64 tokens, round(0.15 * 64) masked
 # slots) and its fine-tuning (one epoch at 3e-4: see demo/run.sh for why).
 VOCAB_SIZE=8000 SEQ_LENGTH=64 MAX_PREDICTIONS=10 DUPE_FACTOR=5
-PRETRAIN_STEPS=500 PRETRAIN_BATCH=32 PRETRAIN_LR=1e-3
+PRETRAIN_STEPS=300 PRETRAIN_BATCH=32 PRETRAIN_LR=1e-3
 HELDOUT_STEPS=32   # held-out evaluation batches of 64 sequences
 FINETUNE_EPOCHS=1 FINETUNE_BATCH=32 FINETUNE_LR=3e-4 FEATURE_LR=3e-3
 SEEDS="1 2 3"
