@@ -33,9 +33,6 @@ from official_bert.training.monitor import read_scalars
 
 from bench import train_step
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
 
 def parse_args():
     """This bench's own flags, then bench/train_step.py's (model, shapes, precision, steps), so both time the same."""

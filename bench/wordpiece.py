@@ -23,8 +23,6 @@ import time
 
 from absl import app, flags
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
 FLAGS = flags.FLAGS
 flags.DEFINE_float("megabytes", 10.0, "Size of the text to tokenize.")
 flags.DEFINE_list("batch_sizes", ["1", "1024"], "Lines per call of the in-graph tokenizers and of HF encode_batch.")

@@ -26,10 +26,10 @@ OUT=${OUT:-replicate_out}
 export TF_CPP_MIN_LOG_LEVEL=2 CUDA_VISIBLE_DEVICES=""
 
 # Sized for at most an hour on 2 idle AVX2-only cores (float32), the slower kind: 5 pretraining runs, then 21
-# fine-tuning runs, each two at a time. Measured there: 21 minutes for the pretraining runs, about 150 s per
-# 4x128 fine-tuning run; but 300 steps leave every model predicting the most frequent word, so the fine-tuned
-# 4x128 models stayed at chance (README: "Not yet a meaningful run"). The demo's shapes of data (sequences of 64 tokens, round(0.15 * 64) masked
-# slots) and its fine-tuning (one epoch at 3e-4: see demo/run.sh for why).
+# fine-tuning runs, each two at a time, with the demo's shapes of data (sequences of 64 tokens, round(0.15 * 64)
+# masked slots) and its fine-tuning (one epoch at 3e-4: see demo/run.sh for why). Measured there: 21 minutes for
+# the pretraining runs, about 150 s per 4x128 fine-tuning run; but 300 steps leave every model predicting the most
+# frequent word, so the fine-tuned 4x128 models stayed at chance (README: "Not yet a meaningful run").
 VOCAB_SIZE=8000 SEQ_LENGTH=64 MAX_PREDICTIONS=10 DUPE_FACTOR=5
 PRETRAIN_STEPS=300 PRETRAIN_BATCH=32 PRETRAIN_LR=1e-3
 HELDOUT_STEPS=32   # held-out evaluation batches of 64 sequences

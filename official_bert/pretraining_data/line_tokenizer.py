@@ -25,8 +25,8 @@ class LineTokenizer:
 
     Args:
         tokenizer: a `tokenization.FullTokenizer`, or any object with `tokenize` and `convert_tokens_to_ids`.
-        cache_size: most chunks (and, apart, ASCII words) remembered; a cache is emptied when full, which bounds its memory
-            (about 200 bytes a chunk).
+        cache_size: most chunks remembered, and most ASCII words apart; a cache is emptied when full, which
+            bounds its memory (about 200 bytes a chunk).
 
     Example:
     >>> import os, tempfile
