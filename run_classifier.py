@@ -74,7 +74,8 @@ flags.DEFINE_bool("causal_attention", False, "Fine-tune with the left-only const
                   "--objective=ltr model, as the paper does: causal attention, and the last real token's output as "
                   "the sequence representation.")
 flags.DEFINE_bool("freeze_encoder", False, "The feature-based approach (paper Table 7): keep the encoder frozen and "
-                  "train the classifier on the concatenation of its last four layers, averaged over the tokens.")
+                  "train the classifier on the concatenation of its last four layers (all of them if it has fewer), "
+                  "averaged over the tokens.")
 flags.DEFINE_integer("doc_stride", 0, "Long documents: 0 truncates a text longer than --max_seq_length (the original); "
                      "N > 0 cuts its text_a into overlapping windows N WordPiece tokens apart, as run_squad.py does "
                      "(max_seq_length - 2 tokens each; in a pair, text_b is kept in every window as truncation would "
@@ -125,7 +126,7 @@ def main():
     keras.utils.set_random_seed(FLAGS.seed)
     with strategy.scope():
         model = classifier_model(config, processor, mixed_precision, FLAGS.causal_attention,
-                                 feature_layers=4 if FLAGS.freeze_encoder else None)
+                                 feature_layers=min(4, config.num_hidden_layers) if FLAGS.freeze_encoder else None)
     predictor = Predictor(model, strategy)
     evaluate = functools.partial(evaluate_classifier, predictor, processor, dev_files, FLAGS.eval_batch_size,
                                  bucket_width=bucket_width, window_pooling=FLAGS.window_pooling)

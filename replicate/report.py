@@ -1,7 +1,7 @@
 """`make replicate`'s report: results.md (the paper's figures beside ours), claims.txt (which claims hold at this
 scale) and, with matplotlib installed (requirements-replicate.txt), dev_accuracy.png and pretraining_curves.png.
 
-    python replicate/report.py --output_dir=replicate_out --seeds=1,2,3 --main_shape=4x128 --size_shapes=2x128,4x256
+    python replicate/report.py --output_dir=replicate_out --seeds=1,2,3 --main_shape=2x128 --size_shapes=1x128,2x256
 
 It reads what replicate/run.sh leaves in --output_dir: pretrain/<run>/eval_results.txt (held-out evaluation) and
 pretrain/<run>/train/ (TensorBoard scalars of training), finetune/<variant>-seed<seed>/eval_results.txt (dev
@@ -89,7 +89,8 @@ def variants(main_shape, size_shapes):
                                              f"SST-2 {sst}"))
     rows.append(Variant("random", f"(e) random initialization, {main_shape}", None,
                         "— (no table: the paper's premise)"))
-    rows.append(Variant("features", "(f) feature-based: frozen (a), concat last 4", "mlm_nsp", PAPER_TABLE_7))
+    layers = min(4, int(main_shape.split("x")[0]))
+    rows.append(Variant("features", f"(f) feature-based: frozen (a), concat last {layers}", "mlm_nsp", PAPER_TABLE_7))
     return rows
 
 
@@ -351,8 +352,8 @@ def run():
     functions beside tools that define --output_dir too."""
     flags.DEFINE_string("output_dir", None, "The directory replicate/run.sh wrote (replicate_out).")
     flags.DEFINE_list("seeds", ["1", "2", "3"], "The fine-tuning seeds.")
-    flags.DEFINE_string("main_shape", "4x128", "The shape (LAYERSxHIDDEN) of (a), (b), (c), (e), (f).")
-    flags.DEFINE_list("size_shapes", ["2x128", "4x256"], "The other shapes of (d).")
+    flags.DEFINE_string("main_shape", "2x128", "The shape (LAYERSxHIDDEN) of (a), (b), (c), (e), (f).")
+    flags.DEFINE_list("size_shapes", ["1x128", "2x256"], "The other shapes of (d).")
     flags.DEFINE_integer("pretrain_steps", None, "Steps of each pretraining run, for the description.")
     cli.run(main, required_flags=["output_dir"])
 
