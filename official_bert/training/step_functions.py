@@ -16,7 +16,7 @@ import tensorflow as tf
 from official_bert.training.keras_compat import set_step_functions
 
 
-def install_step_functions(model, strategy, steps_per_execution, jit_compile=False):
+def install_step_functions(model, strategy, steps_per_execution, jit_compile=False, loops=None):
     """Makes `model.fit` and `model.evaluate` run `steps_per_execution` steps per call under `strategy`.
 
     Call it after `model.compile` (which resets them), and call fit/evaluate within `strategy.scope()` with
@@ -27,6 +27,7 @@ def install_step_functions(model, strategy, steps_per_execution, jit_compile=Fal
         strategy: the `tf.distribute.Strategy` its variables were made under.
         steps_per_execution: train (or test) steps per call; fit and evaluate must be asked for multiples.
         jit_compile: compile each step with XLA.
+        loops: the model's `compiled_loops`, to reuse their traces for another step count (default: new ones).
 
     Example:
     >>> import keras, numpy as np
@@ -39,18 +40,28 @@ def install_step_functions(model, strategy, steps_per_execution, jit_compile=Fal
     >>> int(model.optimizer.iterations)
     8
     """
-    set_step_functions(model, _multi_step(model, model.train_step, strategy, steps_per_execution, jit_compile),
-                       _multi_step(model, model.test_step, strategy, steps_per_execution, jit_compile),
-                       steps_per_execution)
+    train_loop, test_loop = loops or compiled_loops(model, strategy, jit_compile)
+    steps = tf.constant(steps_per_execution, tf.int32)
+    set_step_functions(model, lambda iterator: train_loop(iterator, steps),
+                       lambda iterator: test_loop(iterator, steps), steps_per_execution)
 
 
-def _multi_step(model, step, strategy, steps, jit_compile):
+def compiled_loops(model, strategy, jit_compile=False):
+    """(train loop, test loop) of a compiled `model`: tf.functions of (iterator, steps) that run `steps` (an int32
+    tensor) train or test steps and return the metrics. The count is an input, so one trace serves every loop
+    length: an epoch's shorter last loop costs no second trace of the model (seconds, on a CPU). Make them once
+    per compile, and pass them to `install_step_functions`."""
+    return (_loop(model, model.train_step, strategy, jit_compile),
+            _loop(model, model.test_step, strategy, jit_compile))
+
+
+def _loop(model, step, strategy, jit_compile):
     @tf.function(jit_compile=jit_compile, reduce_retracing=True)
     def one_step(data):
         strategy.run(step, args=(data,))
 
     @tf.function
-    def multi_step(iterator):
+    def multi_step(iterator, steps):
         for _ in tf.range(steps):
             one_step(next(iterator))
         return model.get_metrics_result()

@@ -11,7 +11,7 @@ import tensorflow as tf
 from official_bert import distribution
 from official_bert.training import keras_compat
 from official_bert.training.checkpointing import TrainingCheckpoints, global_step
-from official_bert.training.step_functions import install_step_functions
+from official_bert.training.step_functions import compiled_loops, install_step_functions
 
 
 class TrainingRun:
@@ -48,13 +48,13 @@ class TrainingRun:
         # Steps per call into the compiled loop: at most iterations_per_loop, and calls end on the steps of
         # progress reports and checkpoints (they happen between calls).
         self._loop_steps = math.gcd(options.iterations_per_loop, options.log_steps, options.save_checkpoints_steps)
-        self._step_functions = {}
         with strategy.scope():
             if options.mixed_precision == "fp16":
                 optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
             model.compile(optimizer=optimizer, jit_compile=options.jit_compile, **compile_args)
             optimizer.build(model.trainable_variables)  # slots must exist before a restore fills them
         keras_compat.skip_build_under_strategy(model)
+        self._loops = compiled_loops(model, strategy, options.jit_compile)
         self.checkpoints = TrainingCheckpoints(model, optimizer, options.output_dir, strategy,
                                                max_to_keep=options.keep_checkpoint_max or None)
         self.checkpoints.restore_or_warm_start(options.init_checkpoint, do_lower_case)
@@ -85,9 +85,6 @@ class TrainingRun:
             self.model.fit(dataset, steps_per_epoch=steps, epochs=1, verbose=0, shuffle=False, callbacks=callbacks)
 
     def _set_steps_per_execution(self, steps):
-        # Loops of different lengths alternate (whole loops and a shorter last one, training and evaluation): keep
-        # each compiled loop rather than trace it again.
-        if steps not in self._step_functions:
-            install_step_functions(self.model, self.strategy, steps, self.options.jit_compile)
-            self._step_functions[steps] = (self.model.train_function, self.model.test_function)
-        keras_compat.set_step_functions(self.model, *self._step_functions[steps], steps)
+        # Loops of different lengths alternate (whole loops and a shorter last one, training and evaluation): they
+        # share one trace of each compiled loop.
+        install_step_functions(self.model, self.strategy, steps, loops=self._loops)

@@ -106,17 +106,18 @@ def test_per_batch_padding_gives_the_same_logits(tmp_path, monkeypatch, task):
         np.testing.assert_array_equal(trimmed_real, real)
 
 
-def test_training_on_batches_of_many_lengths_traces_the_step_once(tmp_path):
+def test_training_on_batches_of_many_lengths_and_loops_of_two_lengths_traces_the_step_once(tmp_path):
     fixture = Task("mrpc", tmp_path, repeat=2)
     model = fixture.model()
-    run = fixture.run(model, epochs=3, iterations_per_loop=2, log_steps=2)
+    # Epochs of 4 steps in loops of 3: each epoch is a loop of 3, then one of 1.
+    run = fixture.run(model, epochs=3, iterations_per_loop=3, log_steps=3, save_checkpoints_steps=3)
     dataset_fn = train_dataset_fn(fixture.features["train"], 4, fixture.seed, bucket_width=2)
     lengths = {inputs["input_mask"].shape[-1] for inputs, _ in dataset_fn(0).take(run.schedule.num_train_steps)}
     assert len(lengths) > 1
     run.train(dataset_fn)
     assert run.step == run.schedule.num_train_steps == 12
-    [(train_function, _)] = run._step_functions.values()
-    assert train_function.experimental_get_tracing_count() == 1
+    train_loop, _ = run._loops
+    assert train_loop.experimental_get_tracing_count() == 1
 
 
 @pytest.mark.slow
