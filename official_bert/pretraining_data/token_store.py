@@ -87,11 +87,10 @@ class TokenStore:
     def _values(self, first, end):
         return np.frombuffer(self._raw(first, end), "<u4").tolist()
 
-    def document_views(self, index):
-        """Document `index` as a list of sentences, each a memoryview of its uint32 ids: a random next segment
-        uses a few of a document's sentences, and a Python int for every id of the others would cost more
-        than reading the document did."""
-        return _unpack(memoryview(self._raw(index, index + 1)).cast("I"))
+    def stored_document(self, index):
+        """Document `index` as a `StoredDocument`: a random next segment uses a few of a document's sentences,
+        and a Python int for every id of the others would cost more than reading the document did."""
+        return StoredDocument(self._raw(index, index + 1))
 
     def document(self, index):
         """Document `index` as a list of sentences, each a list of ids."""
@@ -109,12 +108,45 @@ class TokenStore:
 
     def pool(self, num_documents, first, documents):
         """The run's documents as a sequence for `create_segment_pairs`: documents first.. are the given ones
-        (already read), any other is read when drawn (its sentences as memoryviews of ids, see `document_views`)."""
+        (already read), any other is read when drawn (a `StoredDocument`, see `stored_document`)."""
         return _Pool(self, num_documents, first, documents)
 
     def close(self):
         self._data.close()
         self._ends.close()
+
+
+class StoredDocument:
+    """A document as the store holds it (see the module's docstring): its length is its number of sentences,
+    and `document[k:]` iterates over sentences k.. as memoryviews of their uint32 ids, each made when reached.
+
+    Example:
+    >>> import array
+    >>> document = StoredDocument(array.array("I", pack_document([[1, 2], [3], [4, 5, 6]])).tobytes())
+    >>> len(document), [list(sentence) for sentence in document[1:]]
+    (3, [[3], [4, 5, 6]])
+    """
+
+    __slots__ = ("_values",)
+
+    def __init__(self, raw):
+        self._values = memoryview(raw).cast("I")
+
+    def __len__(self):
+        return self._values[0]
+
+    def __getitem__(self, index):
+        if not isinstance(index, slice) or index.stop is not None or index.step is not None:
+            raise TypeError("a StoredDocument takes only [k:]")
+        return self._sentences(index.start or 0)
+
+    def _sentences(self, first):
+        values = self._values
+        n = values[0]
+        start = 1 + n + sum(values[1:1 + first])
+        for length in values[1 + first:1 + n]:
+            yield values[start:start + length]
+            start += length
 
 
 class _Pool:
@@ -128,4 +160,4 @@ class _Pool:
         offset = index - self._first
         if 0 <= offset < len(self._local):
             return self._local[offset]
-        return self._store.document_views(index)
+        return self._store.stored_document(index)
