@@ -84,8 +84,7 @@ def create_pretraining_data(input_files, output_files, generator, num_workers=1,
                     progress.update(stats.documents, stats.instances)
                 workers.close()  # their memory is free while the outputs are written
                 with ShardedRecordWriter(output_files, gzip_compress) as writer:
-                    for record in shuffle.records():
-                        writer.write(record)
+                    writer.write_all(shuffle.records())
     finally:
         store.close()
     progress.update(stats.documents, stats.instances)

@@ -85,12 +85,29 @@ class ShardedRecordWriter:
 
     def write(self, framed_record):
         """Appends one record, already framed (`tfrecord.frame`)."""
+        self.write_all([framed_record])
+
+    def write_all(self, framed_records, records_per_write=4096):
+        """Appends each record of an iterable, round-robin as `write` does, joining up to `records_per_write` of a
+        file's records into one write (a call per record cost more than making the record did)."""
+        pending = [[] for _ in self._files]
+        for record in framed_records:
+            shard = self._next
+            pending[shard].append(record)
+            self._next = (shard + 1) % len(self._files)
+            if len(pending[shard]) == records_per_write:
+                self._write(shard, pending[shard])
+        for shard, records in enumerate(pending):
+            if records:
+                self._write(shard, records)
+
+    def _write(self, shard, records):
         try:
-            self._files[self._next].write(bytes(framed_record))  # tf.io.gfile takes no memoryview
+            self._files[shard].write(b"".join(records))
         except Exception as e:
-            raise files.write_error(self._paths[self._next], e) from None
-        self.counts[self._next] += 1
-        self._next = (self._next + 1) % len(self._files)
+            raise files.write_error(self._paths[shard], e) from None
+        self.counts[shard] += len(records)
+        records.clear()
 
     def __exit__(self, exc_type, exc, traceback):
         if exc_type is not None:
