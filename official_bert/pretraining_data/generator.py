@@ -1,6 +1,7 @@
 """The work of the worker processes: blocks of text into token ids, then chunks of the run's documents into
 serialized, TFRecord-framed examples dealt into shuffle buckets."""
 
+import array
 import dataclasses
 import random
 
@@ -45,10 +46,11 @@ def continuation_flags(tokens):
 
 @dataclasses.dataclass
 class TokenizedBlock:
-    """A block's documents as `token_store.pack_document` values, with each document's size and the counts.
+    """A block's documents as `token_store.pack_document` values (their uint32 bytes, which cost a worker less to
+    send and the store nothing to convert), with each document's size and the counts.
 
     Example:
-    >>> TokenizedBlock([1, 1, 7], [3], RunStats(documents=1)).sizes
+    >>> TokenizedBlock(array.array("I", [1, 1, 7]).tobytes(), [3], RunStats(documents=1)).sizes
     [3]
     """
 
@@ -110,7 +112,7 @@ class InstanceGenerator:
     >>> _ = open(path, "w").write("\\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b", "c"]))
     >>> generator = InstanceGenerator(FullTokenizer(path), PretrainingOptions(dupe_factor=2))
     >>> block = generator.tokenize(Block(0, [Document("x.txt", 1, ["a b", "c"]), Document("x.txt", 4, ["b c a"])]))
-    >>> block.values, block.sizes
+    >>> list(array.array("I", block.values)), block.sizes
     ([2, 2, 1, 5, 6, 7, 1, 3, 6, 7, 5], [6, 5])
     >>> documents = [[[5, 6], [7]], [[6, 7, 5]]]
     >>> instances, stats = generator.instances(documents, Chunk(0, 0, 2, 2, 1), documents)
@@ -167,7 +169,7 @@ class InstanceGenerator:
                 stats.documents += 1
                 stats.sentences += len(sentences)
                 stats.one_sentence_documents += len(sentences) == 1
-        return TokenizedBlock(values, sizes, stats)
+        return TokenizedBlock(array.array("I", values).tobytes(), sizes, stats)
 
     def instances(self, pool, chunk, documents):
         """Returns (list of `TrainingInstance`, `RunStats`) for a `Chunk`: its `documents` (documents
