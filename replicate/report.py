@@ -244,25 +244,25 @@ def claims_text(results):
     return "".join(f"{verdict.upper():<36} {claim}: {detail}\n" for claim, verdict, detail in results)
 
 
-def stage_seconds(output_dir):
-    """{stage: seconds} from the .done-<stage> stamps."""
+def stage_seconds(output_dir, prefix=".done-"):
+    """{stage: seconds} from the `prefix`<stage> stamps: .done-<stage> (a stage's own time) or .wall-<phase>
+    (the wall time of a phase's runs, two at a time)."""
     seconds = {}
     for name in sorted(tf.io.gfile.listdir(output_dir)):
-        if name.startswith(".done-"):
+        if name.startswith(prefix):
             with tf.io.gfile.GFile(os.path.join(output_dir, name)) as f:
-                seconds[name[len(".done-"):]] = int(f.read().strip() or 0)
+                seconds[name[len(prefix):]] = int(f.read().strip() or 0)
     return seconds
 
 
-def results_markdown(summaries, seeds, main_shape, pretrain_steps, seconds):
-    """results.md: the scale, the table, the verdicts and the time it took."""
-    pretrain = sum(v for k, v in seconds.items() if k.startswith("pretrain-"))
-    finetune = sum(v for k, v in seconds.items() if k.startswith("finetune-"))
+def results_markdown(summaries, seeds, main_shape, pretrain_steps, seconds, wall):
+    """results.md: the scale, the table, the verdicts and the time it took (`seconds`: each stage's own, `wall`:
+    each phase's, see `stage_seconds`)."""
     table6 = "; ".join(f"{name}: {ppl} / {mnli} / {mrpc} / {sst}" for name, ppl, mnli, mrpc, sst in PAPER_TABLE_6)
     return (
         "# The paper's claims at small scale (`make replicate`)\n\n"
         f"Pretraining: {pretrain_steps} steps on the State of the Union corpus (data/corpus), the same steps, batch, "
-        f"learning rate and data for every run; main shape {main_shape} (layers x hidden size). Fine-tuning: the "
+        f"data and learning rate (scaled by 128 / hidden size) for every run; main shape {main_shape} (layers x hidden size). Fine-tuning: the "
         f"era task (data/classification: 3 classes, chance 33.3 %), seeds {', '.join(map(str, seeds))}, dev "
         "accuracy of the final checkpoint. Held-out: the pretraining objective on held-out addresses "
         "(perplexity = exp of the mean cross-entropy; MLM and LTR perplexities measure different tasks). "
@@ -273,8 +273,24 @@ def results_markdown(summaries, seeds, main_shape, pretrain_steps, seconds):
         "## Claims\n\n```\n" + claims_text(claims(summaries)) + "```\n\n"
         f"A difference is clear at {CLEAR:.0f} standard errors over seeds; the feature-based approach is close "
         f"within {CLOSE_POINTS:.0f} points.\n\n"
-        f"Time: pretraining {pretrain} s, fine-tuning {finetune} s (runs side by side), "
-        f"all stages {sum(seconds.values())} s.\n")
+        + time_line(seconds, wall) + "\n")
+
+
+def time_line(seconds, wall):
+    """The run's wall time, by phase, and what its runs took each.
+
+    >>> print(time_line({"vocab": 30, "data": 5, "pretrain-a": 400, "pretrain-b": 300, "finetune-a-1": 60},
+    ...                 {"pretrain": 420, "finetune": 60}))
+    Time: 515 s in all (wall: vocabulary and data 35 s, pretraining 420 s, fine-tuning 60 s, two runs at a time); \
+the runs' own times add up to 700 s of pretraining and 60 s of fine-tuning.
+    """
+    pretrain = sum(v for k, v in seconds.items() if k.startswith("pretrain-"))
+    finetune = sum(v for k, v in seconds.items() if k.startswith("finetune-"))
+    setup = seconds.get("vocab", 0) + seconds.get("data", 0)
+    phases = wall.get("pretrain", 0), wall.get("finetune", 0)
+    return (f"Time: {setup + sum(phases)} s in all (wall: vocabulary and data {setup} s, pretraining {phases[0]} s, "
+            f"fine-tuning {phases[1]} s, two runs at a time); the runs' own times add up to {pretrain} s of "
+            f"pretraining and {finetune} s of fine-tuning.")
 
 
 def write_plots(output_dir, summaries, curves):
@@ -336,7 +352,7 @@ def main():
     summaries = summarize(FLAGS.output_dir, variants(FLAGS.main_shape, FLAGS.size_shapes), seeds)
     results = claims(summaries)
     markdown = results_markdown(summaries, seeds, FLAGS.main_shape, FLAGS.pretrain_steps,
-                                stage_seconds(FLAGS.output_dir))
+                                stage_seconds(FLAGS.output_dir), stage_seconds(FLAGS.output_dir, ".wall-"))
     write_text(os.path.join(FLAGS.output_dir, "results.md"), markdown)
     write_text(os.path.join(FLAGS.output_dir, "claims.txt"), claims_text(results))
     curves = {label: read_scalars(os.path.join(FLAGS.output_dir, "pretrain", run, "train"))

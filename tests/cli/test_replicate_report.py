@@ -46,6 +46,8 @@ def fake_results(directory, leave_out=()):
             write_scalars(str(path / "train"), {f"{prefix}_loss": loss + 100 / step, f"{prefix}_accuracy": accuracy},
                           step)
         (directory / f".done-pretrain-{run}").write_text("100\n")
+    (directory / ".wall-pretrain").write_text("260\n")
+    (directory / ".wall-finetune").write_text("330\n")
 
 
 def summaries(directory):
@@ -104,8 +106,9 @@ def test_report_command_writes_results_and_claims(tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     markdown = (tmp_path / "results.md").read_text()
     assert "Pretraining: 100 steps" in markdown and report.results_table(summaries(tmp_path), SEEDS) in markdown
-    # Stage times from the stamps: 5 pretraining runs of 100 s, 21 fine-tuning runs of 30 s.
-    assert "Time: pretraining 500 s, fine-tuning 630 s (runs side by side), all stages 1130 s." in markdown
+    # Stage times from the stamps: 5 pretraining runs of 100 s, 21 fine-tuning runs of 30 s, two at a time.
+    assert ("Time: 590 s in all (wall: vocabulary and data 0 s, pretraining 260 s, fine-tuning 330 s, two runs at a "
+            "time); the runs' own times add up to 500 s of pretraining and 630 s of fine-tuning.") in markdown
     claims = (tmp_path / "claims.txt").read_text().splitlines()
     assert len(claims) == 5 and claims[2].startswith("DOES NOT HOLD")
     assert f"wrote {tmp_path / 'results.md'}" in result.stdout
