@@ -262,7 +262,8 @@ def results_markdown(summaries, seeds, main_shape, pretrain_steps, seconds, wall
     return (
         "# The paper's claims at small scale (`make replicate`)\n\n"
         f"Pretraining: {pretrain_steps} steps on the State of the Union corpus (data/corpus), the same steps, batch, "
-        f"data and learning rate (scaled by 128 / hidden size) for every run; main shape {main_shape} (layers x hidden size). Fine-tuning: the "
+        f"data and learning rate (scaled by 128 / hidden size) for every run; main shape {main_shape} (layers x "
+        "hidden size). Fine-tuning: the "
         f"era task (data/classification: 3 classes, chance 33.3 %), seeds {', '.join(map(str, seeds))}, dev "
         "accuracy of the final checkpoint. Held-out: the pretraining objective on held-out addresses "
         "(perplexity = exp of the mean cross-entropy; MLM and LTR perplexities measure different tasks). "
