@@ -240,7 +240,8 @@ def main():
         if size_mb <= args.original_up_to_mb:
             o = time_original(args, corpus, os.path.join(workdir, f"original_{size_mb:g}mb.tfrecord"))
             print(f"  the original's algorithm: {o['instances']:,} instances in {o['wall']:.1f} s, "
-                  f"{o['cpu']:.1f} CPU s ({o['instances'] / o['wall']:,.0f} instances/s), peak RSS {o['rss']:.0f} MB; "
+                  f"{o['cpu']:.1f} CPU s ({o['instances'] / o['wall']:,.0f} instances/s), "
+                  f"peak RSS {o['rss']:.0f} MB; "
                   f"whole run {o['wall'] / r['wall']:.1f}x faster here, {o['cpu'] / r['cpu']:.1f}x less CPU", flush=True)
 
 
