@@ -10,12 +10,14 @@ per-epoch work — checkpoint, next input — included), as a user of `run_class
 `BertTextClassifier.fit` sees it:
 
 - official_bert: the run_classifier library (cached features, `FineTuningRun`, the training stream) with each batch
-  padded to its longest sentence rounded up to 8 (`--length_bucket_width=8`, the default), or to 128 (`=0`);
+  padded to its longest sentence rounded up to 8 (`--length_bucket_width=8`, the default), or to 128 (`=0`), or
+  padded per batch with batches of similar lengths (`--bucket_by_length`);
 - keras_hub: `BertTextClassifier` with its own `BertTextClassifierPreprocessor(sequence_length=128)` on the raw
   sentences, compiled with its defaults, in a child process (so that neither model's memory is the other's).
 
 --max_steps caps an epoch (the base shape on a CPU: a few steps); the figure is then scaled to a whole epoch.
-The last line is `epoch seconds: official_bert_dynamic <s> official_bert_fixed <s> keras_hub <s>`.
+The last line is `epoch seconds: official_bert_dynamic <s> official_bert_bucketed <s> official_bert_fixed <s>
+keras_hub <s>; ...` and KerasHub's time over each of ours.
 """
 
 import argparse
@@ -41,7 +43,7 @@ from official_bert.text.vocab_builder import build_vocab
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SHAPES = {"mini": (4, 256, 4, 1024), "minilm": (6, 384, 12, 1536), "base": (12, 768, 12, 3072)}
-FRAMEWORKS = ("official_bert_dynamic", "official_bert_fixed", "keras_hub")
+FRAMEWORKS = ("official_bert_dynamic", "official_bert_bucketed", "official_bert_fixed", "keras_hub")
 VOCAB_SIZE = 30522
 
 
@@ -102,7 +104,7 @@ class EpochClock(keras.callbacks.Callback):
         self.ends.append(time.perf_counter())
 
 
-def time_official_bert(args, work_dir, bucket_width):
+def time_official_bert(args, work_dir, bucket_width, bucket_by_length=False):
     data_dir, vocab, pairs, labels = prepare(work_dir, args.sentences)
     processor = get_processor("single", data_dir, label_list=",".join(labels))
     output_dir = tempfile.mkdtemp(dir=work_dir)
@@ -119,7 +121,7 @@ def time_official_bert(args, work_dir, bucket_width):
     run = FineTuningRun(model, classifier_loss(processor), options, Schedule(steps, 2 * steps, steps // 5),
                         strategy, classifier_metrics(processor))
     clock = EpochClock()
-    run.train(train_dataset_fn(train, args.batch_size, 1, bucket_width), callbacks=[clock])
+    run.train(train_dataset_fn(train, args.batch_size, 1, bucket_width, bucket_by_length), callbacks=[clock])
     return (clock.ends[1] - clock.ends[0]) * (train.num_examples // args.batch_size) / steps
 
 
@@ -156,6 +158,7 @@ def main():
     work_dir = args.work_dir or tempfile.mkdtemp(prefix="bench_finetune_")
     if args.framework != "all":
         seconds = {"official_bert_dynamic": lambda: time_official_bert(args, work_dir, 8),
+                   "official_bert_bucketed": lambda: time_official_bert(args, work_dir, 8, bucket_by_length=True),
                    "official_bert_fixed": lambda: time_official_bert(args, work_dir, None),
                    "keras_hub": lambda: time_keras_hub(args, work_dir)}[args.framework]()
         print(json.dumps({args.framework: seconds}), flush=True)
@@ -173,8 +176,8 @@ def main():
         child = subprocess.run(argv, stdout=subprocess.PIPE, text=True, check=True, cwd=REPO)
         results.update(json.loads(child.stdout.strip().splitlines()[-1]))
         print(f"{framework}: {results[framework]:.1f} s per epoch", flush=True)
-    print("epoch seconds: " + " ".join(f"{name} {results[name]:.2f}" for name in FRAMEWORKS)
-          + f"; keras_hub / official_bert_dynamic {results['keras_hub'] / results['official_bert_dynamic']:.2f}")
+    print("epoch seconds: " + " ".join(f"{name} {results[name]:.2f}" for name in FRAMEWORKS) + "; " + ", ".join(
+        f"keras_hub / {name} {results['keras_hub'] / results[name]:.2f}" for name in FRAMEWORKS[:-1]))
 
 
 if __name__ == "__main__":

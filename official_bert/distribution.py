@@ -4,6 +4,12 @@ One code path for every strategy: training builds its model under `strategy.scop
 `strategy.distribute_datasets_from_function`, so one device, several local devices, several worker
 processes (TF_CONFIG) and a TPU differ only in the strategy object made here.
 
+"one_device" is TensorFlow's default strategy, which places each op on the first GPU if there is one, else on
+the CPU, and hands datasets through unchanged. `tf.distribute.OneDeviceStrategy` would place them the same way,
+but its distributed input iterator halves the throughput of a CPU: measured on 2 cores, a MiniLM fine-tuning step
+took 2.40 s against 1.54 s at 64 tokens (5.5 s against 3.3 s at 128), and a BERT-Tiny pretraining process used
+one core of the two.
+
 Only the chief writes checkpoints and summaries. Under multi_worker_mirrored every worker must still
 take part in a checkpoint save, so the others write theirs to a temporary directory that is removed.
 """
@@ -52,8 +58,8 @@ def get_strategy(name, tpu=None, tpu_zone=None, gcp_project=None):
     the runtime's collective ops before the runtime starts.
 
     Args:
-        name: one of `STRATEGIES`. "mirrored" uses every local GPU or, without GPUs, every logical CPU
-            device; "multi_worker_mirrored" reads the cluster from the TF_CONFIG environment variable.
+        name: one of `STRATEGIES`. "one_device" is the default strategy (see the module's docstring); "mirrored"
+            uses every local GPU or, without GPUs, every logical CPU device; "multi_worker_mirrored" reads the cluster from the TF_CONFIG environment variable.
         tpu: the TPU's name or grpc:// address (--tpu_name, else --master); for "tpu" only.
         tpu_zone: the GCE zone of the TPU; for "tpu" only.
         gcp_project: the GCP project of the TPU; for "tpu" only.
@@ -63,8 +69,7 @@ def get_strategy(name, tpu=None, tpu_zone=None, gcp_project=None):
     1
     """
     if name == "one_device":
-        gpus = tf.config.list_logical_devices("GPU")
-        return tf.distribute.OneDeviceStrategy(gpus[0].name if gpus else "/cpu:0")
+        return tf.distribute.get_strategy()
     if name == "mirrored":
         devices = tf.config.list_logical_devices("GPU") or tf.config.list_logical_devices("CPU")
         return tf.distribute.MirroredStrategy([d.name for d in devices])

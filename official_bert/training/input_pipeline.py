@@ -128,7 +128,7 @@ def _first_line(error):
     message = getattr(error, "message", None) or str(error)
     lines = [line.strip() for line in re.sub(r"\{\{.*?\}\}|\[Op:.*", "", message).splitlines()]
     lines = [line for line in lines if line and not line.startswith(
-        ("Graph execution error", "Detected at node", "<stack traces", "[["))] or [message.strip()]
+        ("Graph execution error", "Detected at node", "<stack traces", "[[", 'File "'))] or [message.strip()]
     return lines[0][lines[0].find("Key: "):] if "Key: " in lines[0] else lines[0]
 
 
