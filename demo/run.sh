@@ -124,7 +124,8 @@ finetune() {
         sed -u "s/^/[$name] /"
 }
 
-# One process of a model this small uses 2 cores poorly: the two runs side by side take little longer than one.
+# Measured when one_device was tf.distribute.OneDeviceStrategy, whose input iterator left a process on about one
+# core: the two runs side by side took little longer than one. Not remeasured since it is the default strategy.
 finetune_both() {
     finetune pretrained --init_checkpoint="$OUT/pretrained" --export_dir="$OUT/export" &
     local pretrained=$!
