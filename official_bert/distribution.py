@@ -6,7 +6,7 @@ processes (TF_CONFIG) and a TPU differ only in the strategy object made here.
 
 "one_device" is TensorFlow's default strategy, which places each op on the first GPU if there is one, else on
 the CPU, and hands datasets through unchanged. `tf.distribute.OneDeviceStrategy` would place them the same way,
-but its distributed input iterator halves the throughput of a CPU: measured on 2 cores, a MiniLM fine-tuning step
+but its distributed input iterator made a CPU step about 1.6 times slower: measured on 2 cores, a MiniLM fine-tuning step
 took 2.40 s against 1.54 s at 64 tokens (5.5 s against 3.3 s at 128), and a BERT-Tiny pretraining process used
 one core of the two.
 
@@ -59,7 +59,8 @@ def get_strategy(name, tpu=None, tpu_zone=None, gcp_project=None):
 
     Args:
         name: one of `STRATEGIES`. "one_device" is the default strategy (see the module's docstring); "mirrored"
-            uses every local GPU or, without GPUs, every logical CPU device; "multi_worker_mirrored" reads the cluster from the TF_CONFIG environment variable.
+            uses every local GPU or, without GPUs, every logical CPU device; "multi_worker_mirrored" reads the
+            cluster from the TF_CONFIG environment variable.
         tpu: the TPU's name or grpc:// address (--tpu_name, else --master); for "tpu" only.
         tpu_zone: the GCE zone of the TPU; for "tpu" only.
         gcp_project: the GCP project of the TPU; for "tpu" only.
