@@ -6,9 +6,9 @@ processes (TF_CONFIG) and a TPU differ only in the strategy object made here.
 
 "one_device" is TensorFlow's default strategy, which places each op on the first GPU if there is one, else on
 the CPU, and hands datasets through unchanged. `tf.distribute.OneDeviceStrategy` would place them the same way,
-but its distributed input iterator made a CPU step about 1.6 times slower: measured on 2 cores, a MiniLM fine-tuning step
-took 2.40 s against 1.54 s at 64 tokens (5.5 s against 3.3 s at 128), and a BERT-Tiny pretraining process used
-one core of the two.
+but its distributed input iterator made a CPU step about 1.6 times slower: measured on 2 cores, a MiniLM
+fine-tuning step took 2.40 s against 1.54 s at 64 tokens (5.5 s against 3.3 s at 128), and a BERT-Tiny
+pretraining process used one core of the two.
 
 Only the chief writes checkpoints and summaries. Under multi_worker_mirrored every worker must still
 take part in a checkpoint save, so the others write theirs to a temporary directory that is removed.
