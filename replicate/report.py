@@ -13,7 +13,7 @@ import dataclasses
 import math
 import os
 
-from official_bert import cli  # first: it quiets TensorFlow's C++ start-up logging
+from official_bert.tools import cli  # first: it quiets TensorFlow's C++ start-up logging
 
 import numpy as np
 import tensorflow as tf

@@ -116,7 +116,7 @@ def run_tool_sweep(runs, output_dir, metric, overrides):
         metric: the eval_results key that chooses (higher is better).
         overrides: flags every run gets (e.g. --do_train, --do_eval, a shared feature cache).
     """
-    from official_bert import cli  # here: the library itself needs no command line
+    from official_bert.tools import cli  # here: the library itself needs no command line
 
     drop = ("sweep", "train_batch_sizes", "learning_rates", "epochs_list", "num_restarts", "seeds", "export_dir",
             "do_predict")
@@ -137,7 +137,7 @@ def sweep_runs_from_flags():
     """
     from absl import flags
 
-    from official_bert.training.flags import sweep_settings_from_flags  # here: flags imports this module lazily
+    from official_bert.tools.flags import sweep_settings_from_flags  # here: flags imports this module lazily
 
     runs = sweep_settings_from_flags()
     if runs and not (flags.FLAGS.do_train and flags.FLAGS.do_eval):

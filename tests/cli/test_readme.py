@@ -13,7 +13,7 @@ import tensorflow as tf
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 README = os.path.join(REPO, "README.md")
 DEMO = os.path.join(REPO, "demo", "run.sh")
-SHARED_FLAGS = os.path.join(REPO, "official_bert", "training", "flags.py")
+SHARED_FLAGS = os.path.join(REPO, "official_bert", "tools", "flags.py")
 # absl's own flags, which every absl tool accepts.
 ABSL_FLAGS = {"helpfull", "helpshort", "help", "flagfile", "logtostderr", "verbosity", "v"}
 
@@ -34,10 +34,20 @@ def _commands(path):
     return commands
 
 
-def _defined_flags(tool):
-    """The flags a tool defines: absl DEFINE_*s (and those of the shared flag groups it calls) or argparse options."""
+def _tool_source(tool):
+    """A tool's source: the module in official_bert/tools/ that a checkout's shim (run_classifier.py, ...) runs."""
     with open(os.path.join(REPO, tool), encoding="utf-8") as f:
         source = f.read()
+    shim = re.search(r"^from official_bert\.tools\.(\w+) import", source, re.M)
+    if shim:
+        with open(os.path.join(REPO, "official_bert", "tools", shim.group(1) + ".py"), encoding="utf-8") as f:
+            source = f.read()
+    return source
+
+
+def _defined_flags(tool):
+    """The flags a tool defines: absl DEFINE_*s (and those of the shared flag groups it calls) or argparse options."""
+    source = _tool_source(tool)
     groups = re.findall(r"\b(define_\w+_flags)\(", source)
     if groups:
         with open(SHARED_FLAGS, encoding="utf-8") as f:

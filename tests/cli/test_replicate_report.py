@@ -124,19 +124,8 @@ def test_sizes_are_ordered_by_parameters(shapes, expected):
     assert rows == expected
 
 
-def _defined_flags(tool):
-    """The flags `tool` defines itself or through official_bert/training/flags.py's define_*_flags groups."""
-    with open(os.path.join(REPO, tool), encoding="utf-8") as f:
-        source = f.read()
-    if re.search(r"define_\w*flags\(", source):
-        with open(os.path.join(REPO, "official_bert", "training", "flags.py"), encoding="utf-8") as f:
-            source += f.read()
-    names = set(re.findall(r'DEFINE_\w+\(\s*"(\w+)"', source))
-    return names | {f"no{name}" for name in names}
-
-
 def test_run_sh_passes_only_flags_its_tools_define():
-    from tests.cli.test_readme import _commands, _flags_used
+    from tests.cli.test_readme import _commands, _defined_flags, _flags_used
     script = os.path.join(REPO, "replicate", "run.sh")
     commands = _commands(script)
     assert {tool for tool, _ in commands} == {"data_prep/build_vocab.py", "data_prep/create_pretraining_data.py",

@@ -84,7 +84,7 @@ def test_outputs_are_the_models_and_only_tensorflow_serves_them(exported):
     result = run(*args, list_modules=True)
     assert result.returncode == 0, result.stderr[-3000:]
     imported = ast.literal_eval(result.stderr.rsplit("imported: ", 1)[1])
-    assert "official_bert.cli" in imported and "tensorflow_text" not in imported  # a core-ops export
+    assert "official_bert.tools.cli" in imported and "tensorflow_text" not in imported  # a core-ops export
     # No model or in-graph tokenizer code, which would hide a SavedModel that is not self-contained (the Python
     # tokenizer, which cli's casing check uses, lives in official_bert.text too).
     assert not [name for name in imported if name.split(".")[1:2] in (

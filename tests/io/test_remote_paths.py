@@ -26,7 +26,7 @@ for local, remote in copies.items():
     tf.io.gfile.copy(local, remote, overwrite=True)
 sys.argv = [name + ".py", *argv]
 tool = importlib.import_module(name)
-from official_bert import cli
+from official_bert.tools import cli
 try:
     (tool.run if hasattr(tool, "run") else lambda: cli.run(tool.main))()  # a tool without run() yet: its __main__
     code = 0

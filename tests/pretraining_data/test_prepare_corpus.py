@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from data_prep import prepare_corpus
-from data_prep.prepare_corpus import LABELS, SourceError, prepare, split_sentences
+from official_bert.tools import prepare_corpus
+from official_bert.tools.prepare_corpus import LABELS, SourceError, prepare, split_sentences
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FILES = ("corpus/sotu.txt", "corpus/sotu_heldout.txt", "classification/train.tsv", "classification/dev.tsv")
