@@ -19,11 +19,10 @@ Loading needs TensorFlow alone, plus `import tensorflow_text` where the tokenize
 """
 
 import os
-import shutil
-import tempfile
 
 import tensorflow as tf
 
+from official_bert.io import atomic_directory
 from official_bert.models.task_model import ENCODER_INPUTS
 from official_bert.text.preprocessing import BertPreprocessor
 
@@ -114,27 +113,9 @@ def export_tfhub(export_dir, encoder, tokenizer, seq_length=128):
     module = EncoderModule(encoder)
     preprocess_signatures = {"serving_default": preprocessor.__call__.get_concrete_function()}
     encoder_signatures = {"serving_default": module.serving_signature()}
-    preprocess_dir = _write_directory(os.path.join(export_dir, PREPROCESS_DIR), lambda path: tf.saved_model.save(
-        preprocessor, path, signatures=preprocess_signatures))
-    encoder_dir = _write_directory(os.path.join(export_dir, ENCODER_DIR), lambda path: tf.saved_model.save(
-        module, path, signatures=encoder_signatures))
+    preprocess_dir, encoder_dir = os.path.join(export_dir, PREPROCESS_DIR), os.path.join(export_dir, ENCODER_DIR)
+    with atomic_directory(preprocess_dir) as tmp:
+        tf.saved_model.save(preprocessor, tmp, signatures=preprocess_signatures)
+    with atomic_directory(encoder_dir) as tmp:
+        tf.saved_model.save(module, tmp, signatures=encoder_signatures)
     return preprocess_dir, encoder_dir
-
-
-def _write_directory(path, write):
-    """Calls `write(tmp)` on a new temporary directory beside `path`, then puts it in path's place."""
-    parent = os.path.dirname(os.path.abspath(path))
-    os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=f".tmp-{os.path.basename(path)}-", dir=parent)
-    old = None
-    try:
-        write(tmp)
-        if os.path.exists(path):
-            old = tempfile.mkdtemp(prefix=f".old-{os.path.basename(path)}-", dir=parent)
-            os.rename(path, os.path.join(old, "replaced"))
-        os.rename(tmp, path)
-        return path
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-        if old:
-            shutil.rmtree(old, ignore_errors=True)

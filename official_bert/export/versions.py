@@ -9,7 +9,7 @@ import uuid
 
 import tensorflow as tf
 
-from official_bert.io import is_remote, remove_tree
+from official_bert.io.atomic import move_tree, remove_tree, temporary_path
 
 
 def versions(export_dir):
@@ -21,7 +21,7 @@ def versions(export_dir):
     Example:
     >>> import tempfile
     >>> export_dir = tempfile.mkdtemp()
-    >>> for name in ("1", "7", "notes", ".tmp-x"):
+    >>> for name in ("1", "7", "notes", ".version.incomplete-9"):
     ...     os.mkdir(os.path.join(export_dir, name))
     >>> versions(export_dir)
     [1, 7]
@@ -51,36 +51,17 @@ def write_new_version(export_dir, write):
     >>> sorted(os.listdir(export_dir))
     ['1', '2']
     """
-    tmp = os.path.join(export_dir, f".tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    tmp = temporary_path(os.path.join(export_dir, f"version-{uuid.uuid4().hex[:8]}"))
     tf.io.gfile.makedirs(tmp)
     try:
         write(tmp)
         while True:
             target = os.path.join(export_dir, str((versions(export_dir) or [0])[-1] + 1))
             try:
-                _move_tree(tmp, target)
+                move_tree(tmp, target)
                 return target
             except (OSError, tf.errors.OpError):
                 if not tf.io.gfile.exists(target):
                     raise  # else another exporter took this number meanwhile: try the next
     finally:
         remove_tree(tmp)
-
-
-def _move_tree(src, dst):
-    """Renames the directory `src` to `dst` (which must not exist): atomic on a local disk. Other filesystems
-    may rename only files, so there each file is renamed, those of the top directory (saved_model.pb, which a
-    server loads first) last."""
-    if not is_remote(src):
-        tf.io.gfile.rename(src, dst, overwrite=False)
-        return
-    if tf.io.gfile.exists(dst):
-        raise tf.errors.AlreadyExistsError(None, None, f"{dst} exists")
-    moves = []
-    for directory, _, files in tf.io.gfile.walk(src):
-        target = os.path.join(dst, directory[len(src):].strip("/"))
-        tf.io.gfile.makedirs(target)
-        moves += [(directory.rstrip("/") == src, os.path.join(directory, name), os.path.join(target, name))
-                  for name in files]
-    for _, old, new in sorted(moves, key=lambda move: move[0]):
-        tf.io.gfile.rename(old, new, overwrite=False)

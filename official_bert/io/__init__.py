@@ -11,10 +11,11 @@ Example:
 ['eval_results.txt']
 """
 
-from official_bert.io.atomic import (OutputError, atomic_bundle, atomic_local_path, atomic_path, copy_atomically,
-                                     remove_tree, write_text)
+from official_bert.io.atomic import (OutputError, atomic_bundle, atomic_directory, atomic_local_path, atomic_path,
+                                     copy_atomically, move_tree, remove_tree, write_text)
 from official_bert.io.locks import LockError, output_lock
 from official_bert.io.paths import is_file, is_remote, local_copy
 
-__all__ = ["LockError", "OutputError", "atomic_bundle", "atomic_local_path", "atomic_path", "copy_atomically",
-           "is_file", "is_remote", "local_copy", "output_lock", "remove_tree", "write_text"]
+__all__ = ["LockError", "OutputError", "atomic_bundle", "atomic_directory", "atomic_local_path", "atomic_path",
+           "copy_atomically", "is_file", "is_remote", "local_copy", "move_tree", "output_lock", "remove_tree",
+           "write_text"]

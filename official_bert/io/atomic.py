@@ -123,6 +123,71 @@ def atomic_bundle(prefix, suffixes=BUNDLE_SUFFIXES):
             remove_tree(tmp + suffix)
 
 
+@contextlib.contextmanager
+def atomic_directory(path):
+    """Yields an empty temporary directory beside `path`; on success it replaces `path` (a directory there before
+    is removed once the new one is in place), on failure it is removed: `path` is the old tree or the new one,
+    never half of one.
+
+    Args:
+        path: the output directory, local or on any tf.io.gfile filesystem (its parent is created).
+
+    Example:
+    >>> import os, tempfile
+    >>> target = os.path.join(tempfile.mkdtemp(), "hub", "encoder")
+    >>> for text in ("old", "new"):
+    ...     with atomic_directory(target) as tmp:
+    ...         _ = open(os.path.join(tmp, "saved_model.pb"), "w").write(text)
+    >>> open(os.path.join(target, "saved_model.pb")).read(), os.listdir(os.path.dirname(target))
+    ('new', ['encoder'])
+    """
+    path = os.fspath(path).rstrip("/")
+    tmp = temporary_path(path)
+    old = temporary_path(path) + ".old"
+    try:
+        remove_tree(tmp)
+        tf.io.gfile.makedirs(tmp)
+        yield tmp
+        if tf.io.gfile.exists(path):
+            move_tree(path, old)
+        move_tree(tmp, path)
+    except WRITE_ERRORS as e:
+        if tf.io.gfile.exists(old) and not tf.io.gfile.exists(path):
+            move_tree(old, path)
+        raise OutputError(f"{path}: cannot write it ({reason(e)})") from None
+    finally:
+        remove_tree(tmp)
+        remove_tree(old)
+
+
+def move_tree(src, dst):
+    """Renames the directory `src` to `dst` (which must not exist): atomic on a local disk. Other filesystems
+    may rename only files, so there each file is renamed, those of the top directory (saved_model.pb, which a
+    server loads first) last.
+
+    Example:
+    >>> import os, tempfile
+    >>> work = tempfile.mkdtemp()
+    >>> os.makedirs(os.path.join(work, "a", "variables"))
+    >>> move_tree(os.path.join(work, "a"), os.path.join(work, "b")); os.listdir(work)
+    ['b']
+    """
+    if not is_remote(src):
+        tf.io.gfile.rename(src, dst, overwrite=False)
+        return
+    if tf.io.gfile.exists(dst):
+        raise tf.errors.AlreadyExistsError(None, None, f"{dst} exists")
+    moves = []
+    for directory, _, files in tf.io.gfile.walk(src):
+        target = os.path.join(dst, directory[len(src):].strip("/"))
+        tf.io.gfile.makedirs(target)
+        moves += [(directory.rstrip("/") == src, os.path.join(directory, name), os.path.join(target, name))
+                  for name in files]
+    for _, old, new in sorted(moves, key=lambda move: move[0]):
+        tf.io.gfile.rename(old, new, overwrite=False)
+    tf.io.gfile.rmtree(src)
+
+
 def write_text(path, text):
     """Writes `text` (UTF-8) to `path` atomically, creating its directory; returns `path`.
 
