@@ -12,7 +12,8 @@ with a one-line message on bad input; the output appears only when complete.
 
 from absl import flags, logging
 
-from official_bert.tools import cli, pretraining_data
+from official_bert import pretraining_data
+from official_bert.tools import cli
 from official_bert.text import sentencepiece_tokenizer, vocab_builder
 
 FLAGS = flags.FLAGS

@@ -142,7 +142,13 @@ def test_other_task_kinds_serve_raw_text(tmp_path, kind):
         np.testing.assert_allclose(outputs["score"].numpy(), logits[:, 0], atol=1e-5)
     else:
         np.testing.assert_allclose(outputs["probabilities"].numpy(), tf.nn.softmax(logits).numpy(), atol=1e-6)
-        assert outputs["label"].numpy().tolist() == [label_list[i].encode() for i in np.argmax(logits, axis=1)]
+        # The label is the served probabilities' argmax; an untrained model's two logits may differ by less than
+        # float noise, so the Python model's argmax is required only where its margin is clear of it.
+        served = np.argmax(outputs["probabilities"].numpy(), axis=1)
+        assert outputs["label"].numpy().tolist() == [label_list[i].encode() for i in served]
+        top2 = np.sort(logits, axis=1)[:, -2:]
+        clear = top2[:, 1] - top2[:, 0] > 1e-4
+        np.testing.assert_array_equal(served[clear], np.argmax(logits, axis=1)[clear])
 
 
 # Runs saved_model_cli with tensorflow-text's ops registered (TF Serving has them built in), then names any
