@@ -35,8 +35,8 @@ import tensorflow as tf
 
 from official_bert import BertConfig, distribution
 from official_bert.classification import get_processor, load_or_create_features
-from official_bert.finetuning import (FineTuningRun, Schedule, classifier_loss, classifier_metrics,
-                                      classifier_model, train_dataset_fn)
+from official_bert.finetuning import FineTuningRun, Schedule
+from official_bert.tasks.classification import classifier_loss, classifier_metrics, classifier_model, train_dataset_fn
 from official_bert.tokenization import FullTokenizer
 from official_bert.training import TrainingOptions
 from official_bert.text.vocab_builder import build_vocab

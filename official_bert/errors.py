@@ -14,3 +14,13 @@ True
 
 class Error(ValueError):
     """Input that official_bert cannot use; the message names the flag, file or line and what was expected."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM, with what the interrupted work left (e.g. which sweep run stopped, and at which step):
+    a tool prints `interrupted <message>` and exits with status 130, as for Ctrl-C.
+
+    Example:
+    >>> str(Interrupted("in sweep run 2 of 4; its checkpoint of step 54 is saved"))
+    'in sweep run 2 of 4; its checkpoint of step 54 is saved'
+    """

@@ -11,5 +11,6 @@ Example:
 from official_bert.text.tokenization import (BasicTokenizer, FullTokenizer, VocabError,  # noqa: F401
                                              WordpieceTokenizer, _is_control, _is_punctuation, _is_whitespace,
                                              check_special_tokens, convert_by_vocab, convert_ids_to_tokens,
-                                             convert_to_unicode, convert_tokens_to_ids, create_tokenizer, load_vocab,
+                                             convert_to_unicode, convert_tokens_to_ids, load_vocab,
                                              printable_text, validate_case_matches_checkpoint, whitespace_tokenize)
+from official_bert.text.tokenizers import create_tokenizer  # noqa: F401

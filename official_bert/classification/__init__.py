@@ -15,5 +15,5 @@ from official_bert.classification.features import (InputFeatures, convert_exampl
 from official_bert.classification.metrics import best_metric, evaluation_metrics, metric_names, task_metrics
 from official_bert.classification.processor import DataProcessor
 from official_bert.classification.tasks import TASK_NAMES, get_processor
-from official_bert.classification.writers import (results_file_name, write_eval_results, write_leaderboard_file,
+from official_bert.classification.writers import (results_file_name, write_leaderboard_file,
                                                   write_test_results)

@@ -1,9 +1,9 @@
-"""The result files: eval_results.txt/.json, test_results.tsv and the GLUE leaderboard submission files.
+"""The test-set result files: test_results.tsv and the GLUE leaderboard submission files (eval_results.txt/.json:
+`official_bert.io.write_eval_results`).
 
 Each is written under a temporary name and renamed, so a reader never sees half a file.
 """
 
-import json
 import os
 
 import numpy as np
@@ -19,30 +19,6 @@ def _real_rows(values, is_real_example):
     if len(mask) != len(values):
         raise ValueError(f"expected one is_real_example flag per row; got {len(mask)} for {len(values)} rows")
     return values[mask]
-
-
-def write_eval_results(output_dir, results, basename="eval_results"):
-    """Writes `results` as "key = value" lines sorted by key (the original's eval_results.txt) and as JSON.
-
-    Args:
-        output_dir: the directory.
-        results: metric name → number (Python or NumPy scalars).
-        basename: the files' name without extension.
-
-    Example:
-    >>> import tempfile, numpy as np
-    >>> out = tempfile.mkdtemp()
-    >>> txt, _ = write_eval_results(out, {"mcc": 0.5, "global_step": np.int64(30), "accuracy": 0.75})
-    >>> print(open(txt).read(), end="")
-    accuracy = 0.75
-    global_step = 30
-    mcc = 0.5
-    """
-    values = {key: value.item() if isinstance(value, np.generic) else value for key, value in results.items()}
-    text = "".join(f"{key} = {values[key]}\n" for key in sorted(values))
-    return (write_text(os.path.join(output_dir, f"{basename}.txt"), text),
-            write_text(os.path.join(output_dir, f"{basename}.json"),
-                       json.dumps(values, indent=2, sort_keys=True) + "\n"))
 
 
 def results_file_name(processor, split):

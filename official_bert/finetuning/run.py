@@ -13,7 +13,6 @@ batches from a stream built at the step it starts from, so an uninterrupted run 
 epoch that ended but was not evaluated before the kill is evaluated first.
 """
 
-import math
 import os
 
 from absl import logging
@@ -84,7 +83,7 @@ class FineTuningRun(TrainingRun):
             callbacks: more Keras callbacks for `fit`, called after the run's own (progress, checkpoints).
         """
         schedule = self.schedule
-        logging.info("training steps %d to %d: %d epochs of %d steps, %d examples per step over %d replica(s), %s",
+        logging.info("training steps %d to %d: %d epochs of %.4g steps, %d examples per step over %d replica(s), %s",
                      self.step, schedule.num_train_steps, schedule.num_epochs, schedule.steps_per_epoch,
                      self.options.train_batch_size, self.strategy.num_replicas_in_sync,
                      self.options.mixed_precision or "float32")
@@ -106,7 +105,7 @@ class FineTuningRun(TrainingRun):
         if evaluate is None or best is None or not self.schedule.is_epoch_end(step) or best.evaluated(step):
             return
         results = evaluate()
-        logging.info("step %d, epoch %d evaluation: %s", step, math.ceil(step / self.schedule.steps_per_epoch),
+        logging.info("step %d, epoch %d evaluation: %s", step, self.schedule.epoch(step),
                      ", ".join(f"{name} {value:.4g}" for name, value in results.items()))
         if self.is_chief:
             write_scalars(os.path.join(self.options.output_dir, "eval"), results, step)

@@ -9,11 +9,13 @@ from official_bert.training.options import TrainingError
 class Schedule:
     """The steps of a fine-tuning run; steps count optimizer updates.
 
-    Training reads one stream of whole batches across passes over the training set (`finetuning/stream.py`);
-    an "epoch" is only a count of steps, the points at which a run with per-epoch evaluation evaluates.
+    Training reads one stream of whole batches across passes over the training set (`finetuning/stream.py`), as
+    the original's repeated dataset; epoch k ends where the k-th pass does, at update int(k × steps_per_epoch)
+    (the last at num_train_steps), the points at which a run with per-epoch evaluation evaluates.
 
     Args:
-        steps_per_epoch: updates between evaluations: the whole batches in one pass over the training set.
+        steps_per_epoch: updates in one pass over the training set: examples / batch size, a fraction where a
+            pass ends inside a batch.
         num_train_steps: updates in the whole run (the learning rate reaches 0 there).
         num_warmup_steps: updates of linear warmup.
 
@@ -21,23 +23,40 @@ class Schedule:
     >>> schedule = Schedule(steps_per_epoch=10, num_train_steps=25, num_warmup_steps=2)
     >>> schedule.num_epochs, schedule.epoch_end(12), schedule.epoch_end(20), schedule.epoch_end(21)
     (3, 20, 25, 25)
+    >>> Schedule(110 / 32, 10, 1).epoch_ends  # 3 epochs of 110 examples in batches of 32
+    (3, 6, 10)
     """
 
-    steps_per_epoch: int
+    steps_per_epoch: float
     num_train_steps: int
     num_warmup_steps: int
 
     @property
+    def epoch_ends(self):
+        """The step at which each epoch ends, in order (the last one possibly partial)."""
+        ends = [self.epoch_end(0)]
+        while ends[-1] < self.num_train_steps:
+            ends.append(self.epoch_end(ends[-1]))
+        return tuple(ends)
+
+    @property
     def num_epochs(self):
         """Epochs begun, the last one possibly partial."""
-        return -(-self.num_train_steps // self.steps_per_epoch)
+        return len(self.epoch_ends)
 
     def epoch_end(self, step):
         """The step at which the epoch that `step` is in ends (an epoch ending at `step` counts as ended)."""
-        return min((step // self.steps_per_epoch + 1) * self.steps_per_epoch, self.num_train_steps)
+        k = max(1, int(step / self.steps_per_epoch))
+        while int(k * self.steps_per_epoch) <= step:
+            k += 1
+        return min(int(k * self.steps_per_epoch), self.num_train_steps)
 
     def is_epoch_end(self, step):
-        return step == self.num_train_steps or (step > 0 and step % self.steps_per_epoch == 0)
+        return step == self.num_train_steps or (step > 0 and self.epoch_end(step - 1) == step)
+
+    def epoch(self, step):
+        """The number of the epoch that ends at (or contains) `step`, from 1."""
+        return sum(end < step for end in self.epoch_ends) + 1
 
 
 def fine_tuning_schedule(num_examples, train_batch_size, num_train_epochs, warmup_proportion):
@@ -45,8 +64,8 @@ def fine_tuning_schedule(num_examples, train_batch_size, num_train_epochs, warmu
     int(updates × warmup_proportion) of them warming up.
 
     The count is of examples (for SQuAD: questions, not their windows), over batches that run across pass
-    boundaries, as the original's repeated dataset; an epoch, for evaluation, is num_examples // batch whole
-    batches (at least one).
+    boundaries, as the original's repeated dataset; epoch k, for evaluation, ends at update
+    int(k × num_examples / train_batch_size).
 
     Args:
         num_examples: training examples.
@@ -56,7 +75,7 @@ def fine_tuning_schedule(num_examples, train_batch_size, num_train_epochs, warmu
 
     Example:
     >>> fine_tuning_schedule(100, 32, 3.0, 0.1)
-    Schedule(steps_per_epoch=3, num_train_steps=9, num_warmup_steps=0)
+    Schedule(steps_per_epoch=3.125, num_train_steps=9, num_warmup_steps=0)
     >>> fine_tuning_schedule(10, 32, 3.0, 0.1)
     Traceback (most recent call last):
     ...
@@ -73,5 +92,4 @@ def fine_tuning_schedule(num_examples, train_batch_size, num_train_epochs, warmu
     if num_train_steps < 1:
         raise TrainingError(f"--num_train_epochs={num_train_epochs} of {num_examples} examples in batches of "
                             f"{train_batch_size}: not one step")
-    return Schedule(max(1, num_examples // train_batch_size), num_train_steps,
-                    int(num_train_steps * warmup_proportion))
+    return Schedule(num_examples / train_batch_size, num_train_steps, int(num_train_steps * warmup_proportion))

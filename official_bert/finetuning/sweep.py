@@ -13,13 +13,17 @@ import itertools
 import json
 import math
 import os
+import signal
 import subprocess
+from typing import Callable
 
 import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from official_bert.errors import Interrupted
 from official_bert.io.atomic import write_text
+from official_bert.processes import die_with_parent
 from official_bert.training.options import TrainingError
 
 # Appendix A.3's batch sizes and epochs, with §4.1's learning rates (A.3 lists 5e-5, 3e-5, 2e-5; GLUE adds 4e-5).
@@ -76,8 +80,45 @@ def sweep_settings(train_batch_sizes, learning_rates, epochs, seeds):
             for b, lr, e, s in itertools.product(train_batch_sizes, learning_rates, epochs, seeds)]
 
 
+@dataclasses.dataclass
+class Sweep:
+    """A sweep to run before a fine-tuning run evaluates, predicts and exports (`run_task`): its runs, and how to
+    start one.
+
+    Args:
+        runs: the `RunSettings`.
+        command: (settings, run_dir) → the argv of the child process that fine-tunes and evaluates that run
+            (the command-line tools start themselves again: `official_bert.tools.sweep`).
+    """
+
+    runs: list
+    command: Callable
+
+    def run(self, output_dir, metric):
+        """Runs the unfinished runs (`run_sweep`), prints and writes the summary; returns the chosen run's
+        directory, which evaluation, prediction and export then use.
+
+        Args:
+            output_dir: the sweep's --output_dir.
+            metric: the eval_results key that chooses (higher is better).
+        """
+        summary = summarize(run_sweep(self.runs, output_dir, self.command), metric)
+        print(format_summary(summary), flush=True)
+        logging.info("wrote %s", write_sweep_results(output_dir, summary))
+        return run_directory(output_dir, summary.chosen)
+
+
+def run_directory(output_dir, run):
+    """Where a sweep's run `run` (a `RunSettings`) writes: output_dir/runs/<its name>."""
+    return os.path.join(output_dir, "runs", run.name)
+
+
 def run_sweep(settings, output_dir, command):
     """Runs every unfinished run of `settings` as a child process; returns {RunSettings: its eval results}.
+
+    A child dies with this process (a sweep killed with SIGKILL leaves no run training on); on Ctrl-C or SIGTERM
+    the running child is stopped the same way, so that it saves its checkpoint, and `errors.Interrupted` says
+    which run stopped at which step.
 
     Args:
         settings: the `RunSettings` to run.
@@ -86,14 +127,15 @@ def run_sweep(settings, output_dir, command):
 
     Raises:
         TrainingError: a run failed (its exit status and directory are named; rerun to continue the sweep).
+        errors.Interrupted: Ctrl-C or SIGTERM.
     """
     results = {}
     for i, run in enumerate(settings, start=1):
-        run_dir = os.path.join(output_dir, "runs", run.name)
+        run_dir = run_directory(output_dir, run)
         done = read_run_results(run_dir)
         if done is None:
             logging.info("sweep run %d of %d: %s", i, len(settings), run.name)
-            status = subprocess.run(command(run, run_dir)).returncode
+            status = _run_child(command(run, run_dir), f"sweep run {i} of {len(settings)}, {run.name}", run_dir)
             if status != 0:
                 raise TrainingError(f"sweep run {run.name} failed with exit status {status} (its output: {run_dir}); "
                                     "rerun the same command to continue the sweep")
@@ -106,65 +148,20 @@ def run_sweep(settings, output_dir, command):
     return results
 
 
-def run_tool_sweep(runs, output_dir, metric, overrides):
-    """Runs a fine-tuning tool's sweep: each run is the tool itself (started again with its own flags, the run's
-    settings and `overrides`), then the summary is printed and written. Returns the chosen run's directory.
-
-    Args:
-        runs: the `RunSettings` (`training.flags.sweep_settings_from_flags`).
-        output_dir: the sweep's --output_dir.
-        metric: the eval_results key that chooses (higher is better).
-        overrides: flags every run gets (e.g. --do_train, --do_eval, a shared feature cache).
-    """
-    from official_bert.tools import cli  # here: the library itself needs no command line
-
-    drop = ("sweep", "train_batch_sizes", "learning_rates", "epochs_list", "num_restarts", "seeds", "export_dir",
-            "do_predict")
-    results = run_sweep(runs, output_dir, lambda run, run_dir: cli.rerun_command(
-        {**overrides, **run.flags(), "output_dir": run_dir}, drop))
-    summary = summarize(results, metric)
-    print(format_summary(summary), flush=True)
-    logging.info("wrote %s", write_sweep_results(output_dir, summary))
-    return os.path.join(output_dir, "runs", summary.chosen.name)
-
-
-def sweep_runs_from_flags():
-    """The runs a fine-tuning tool's sweep flags ask for (`training.flags.sweep_settings_from_flags`), checked:
-    call it before anything is written. Returns a list of `RunSettings`, or None for a single run.
-
-    Raises:
-        TrainingError: bad sweep flags, or a sweep without --do_train and --do_eval.
-    """
-    from absl import flags
-
-    from official_bert.tools.flags import sweep_settings_from_flags  # here: flags imports this module lazily
-
-    runs = sweep_settings_from_flags()
-    if runs and not (flags.FLAGS.do_train and flags.FLAGS.do_eval):
-        raise TrainingError("a sweep (--sweep, --num_restarts, --seeds or a list of settings) needs --do_train "
-                            "and --do_eval: it chooses on the dev set")
-    return runs
-
-
-def sweep_then_use_the_best(runs, metric):
-    """Runs a tool's sweep, if `runs` (`sweep_runs_from_flags`) asks for one, every run reading the features the
-    tool has cached in --features_dir (`run_tool_sweep`); then sets --init_checkpoint to the chosen run and turns
-    --do_train off, so that the tool goes on to evaluate, predict and export with that run.
-
-    Args:
-        runs: the `RunSettings`, or None (nothing to do).
-        metric: the dev eval_results key that chooses (higher is better).
-
-    Raises:
-        TrainingError: a run failed.
-    """
-    from absl import flags
-
-    FLAGS = flags.FLAGS
-    if runs:
-        FLAGS.init_checkpoint = run_tool_sweep(runs, FLAGS.output_dir, metric, {
-            "features_dir": FLAGS.features_dir or FLAGS.output_dir, "do_train": True, "do_eval": True})
-        FLAGS.do_train = False
+def _run_child(argv, what, run_dir):
+    """Runs one sweep run's process to its end; returns its exit status."""
+    child = subprocess.Popen(argv, preexec_fn=die_with_parent)
+    try:
+        return child.wait()
+    except KeyboardInterrupt:
+        # Ctrl-C reached the child too (same process group); SIGTERM reached this process alone.
+        child.send_signal(signal.SIGTERM)
+        child.wait()
+        checkpoint = tf.train.latest_checkpoint(run_dir)
+        step = checkpoint.rsplit("-", 1)[-1] if checkpoint else None
+        saved = (f"its checkpoint of step {step} is saved: rerun the same command to resume" if step
+                 else "it had saved no checkpoint: rerun the same command to start it again")
+        raise Interrupted(f"in {what} ({run_dir}); {saved}") from None
 
 
 def chosen_run_note(checkpoint, metric):

@@ -1,5 +1,6 @@
-"""Files on every tf.io.gfile filesystem (local, gs://, ram://): paths (`paths.py`), atomic writes
-(`atomic.py`) and one run per output directory (`locks.py`).
+"""Files on every tf.io.gfile filesystem (local, gs://, ram://): paths (`paths.py`; `files.py`, the data tools'
+TensorFlow-free half), atomic writes of files and directories (`atomic.py`), one run per output directory
+(`locks.py`), the eval results files (`results.py`) and lines decoded as the original does (`utf8.py`).
 
 Example:
 >>> import os, tempfile
@@ -11,11 +12,28 @@ Example:
 ['eval_results.txt']
 """
 
-from official_bert.io.atomic import (OutputError, atomic_bundle, atomic_directory, atomic_local_path, atomic_path,
-                                     copy_atomically, move_tree, remove_tree, write_text)
-from official_bert.io.locks import LockError, output_lock
-from official_bert.io.paths import is_file, is_remote, local_copy
+import importlib
 
-__all__ = ["LockError", "OutputError", "atomic_bundle", "atomic_directory", "atomic_local_path", "atomic_path",
-           "copy_atomically", "is_file", "is_remote", "local_copy", "move_tree", "output_lock", "remove_tree",
-           "write_text"]
+# Where each name lives. The package imports them on first use (PEP 562), so that create_pretraining_data and
+# build_vocab, which use `io.files` and `io.utf8` alone, start without TensorFlow.
+_HOMES = {
+    "atomic": ["OutputError", "atomic_bundle", "atomic_directory", "atomic_local_path", "atomic_path",
+               "copy_atomically", "move_tree", "remove_tree", "write_text"],
+    "files": ["is_remote"],
+    "locks": ["LockError", "output_lock"],
+    "paths": ["is_file", "local_copy"],
+    "results": ["write_eval_results"],
+}
+_MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
+
+__all__ = sorted(_MODULE_OF)
+
+
+def __getattr__(name):
+    if name not in _MODULE_OF:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_MODULE_OF[name]}"), name)
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

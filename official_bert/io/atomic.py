@@ -13,7 +13,7 @@ import tempfile
 import tensorflow as tf
 
 from official_bert.errors import Error
-from official_bert.io.paths import is_remote
+from official_bert.io.files import is_remote
 
 # The two files of a TF checkpoint bundle with one shard, index last: a prefix whose `.index` exists is
 # complete, because the data file was renamed into place first.

@@ -29,7 +29,7 @@ from absl import logging
 
 from official_bert import distribution
 from official_bert.io.atomic import WRITE_ERRORS, OutputError, reason, remove_tree, temporary_path
-from official_bert.io.paths import is_remote
+from official_bert.io.files import is_remote
 
 LOCK_NAME = ".official_bert.lock"
 

@@ -7,15 +7,7 @@ import tempfile
 
 import tensorflow as tf
 
-
-def is_remote(path):
-    """Whether `path` names a tf.io.gfile filesystem other than the local one (gs://, ram://, hdfs://, ...).
-
-    Example:
-    >>> is_remote("gs://bucket/run"), is_remote("run/vocab.txt")
-    (True, False)
-    """
-    return "://" in os.fspath(path)
+from official_bert.io.files import is_remote
 
 
 def is_file(path):

@@ -1,4 +1,5 @@
-"""Named-entity recognition for run_ner.py, as the paper's §5.3 fine-tunes BERT on CoNLL-2003.
+"""Named-entity recognition's data for run_ner.py (the model and training: `official_bert.tasks.ner`), as the
+paper's §5.3 fine-tunes BERT on CoNLL-2003.
 
 Pipeline:
 1. `read_conll` → `Sentence`s (words, tags, documents) of a CoNLL file; `label_map` → the model's IOB2 labels
@@ -6,7 +7,7 @@ Pipeline:
    BILOU: `tags`).
 2. `convert_sentences_to_features` → `NerFeature`s: WordPiece windows, the first piece of each word labelled,
    optionally packed with document context (the training set's once, cached: `cached_train_windows`);
-   `train_dataset_fn` / `predict_logits` batch them.
+   `feature_arrays` makes them arrays.
 3. `word_tags` → each word's tag from its max-context window; `in_scheme` writes them in the file's scheme,
    `write_predictions` the file conlleval reads.
 4. `score` / `count_chunks` → conlleval's counts; `report` its text, `scores` its figures.
@@ -15,10 +16,8 @@ Pipeline:
 from official_bert.ner.cache import TrainWindows, cached_train_windows
 from official_bert.ner.conll import SPLIT_FILES, Sentence, read_conll, split_path
 from official_bert.ner.conlleval import ChunkCounts, count_chunks, report, scores
-from official_bert.ner.dataset import feature_arrays, predict_logits, train_dataset_fn
 from official_bert.ner.errors import NerError
-from official_bert.ner.features import IGNORE, NerFeature, check_window, convert_sentences_to_features
+from official_bert.ner.features import IGNORE, NerFeature, check_window, convert_sentences_to_features, feature_arrays
 from official_bert.ner.labels import LabelMap, check_tags, label_map
-from official_bert.ner.model import TokenAccuracy, token_classifier_model, token_loss
 from official_bert.ner.predictions import in_scheme, score, word_tags, write_predictions
 from official_bert.ner.tags import SCHEMES, chunks, detect_scheme, split_tag, to_scheme

@@ -12,8 +12,7 @@ import tensorflow as tf
 from absl import logging
 
 from official_bert.io import atomic_path
-from official_bert.ner.dataset import feature_arrays
-from official_bert.ner.features import convert_sentences_to_features
+from official_bert.ner.features import convert_sentences_to_features, feature_arrays
 
 # Bump when the windows' content or layout changes, so that old caches are not reused.
 _FORMAT_VERSION = 1

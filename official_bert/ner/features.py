@@ -12,6 +12,8 @@ context", the paper's §5.3); only the sentence's own words are labelled.
 
 import dataclasses
 
+import numpy as np
+
 from official_bert.ner.errors import NerError
 from official_bert.squad.features import DocSpan, is_max_context, make_doc_spans
 
@@ -62,8 +64,9 @@ def check_window(max_seq_length, doc_stride):
     for name, value in (("max_seq_length", max_seq_length), ("doc_stride", doc_stride)):
         if not isinstance(value, int) or value < 1:
             raise NerError(f"--{name}={value}: expected a positive integer")
-    if max_seq_length < 3:
-        raise NerError(f"--max_seq_length={max_seq_length}: expected at least 3 ([CLS], a piece, [SEP])")
+    if max_seq_length < 4:
+        raise NerError(f"--max_seq_length={max_seq_length}: expected at least 4 ([CLS], two pieces, [SEP]): "
+                       "windows of one piece cannot overlap")
     if doc_stride >= max_seq_length - 2:
         raise NerError(f"--doc_stride={doc_stride} must be less than --max_seq_length - 2 = {max_seq_length - 2} "
                        "(the pieces in a window), or windows would not overlap")
@@ -161,3 +164,20 @@ def _neighbours(sentences, pieces, index, room):
     num_after = min(len(after), max(room // 2, room - len(before)))
     num_before = min(len(before), room - num_after)
     return before[len(before) - num_before:], after[:num_after]
+
+
+def feature_arrays(features, padding=0):
+    """The features' inputs as int32 arrays {"input_word_ids", "input_mask", "input_type_ids"} [N + padding, T]
+    and their label ids [N + padding, T]; padding rows are all zeros, their labels all `IGNORE`.
+
+    Example:
+    >>> inputs, labels = feature_arrays([NerFeature(0, [2, 5, 3], [1, 1, 1], [-1, 1, -1], {1: 0}, {1: True})], 1)
+    >>> inputs["input_word_ids"].tolist(), labels.tolist()
+    ([[2, 5, 3], [0, 0, 0]], [[-1, 1, -1], [-1, -1, -1]])
+    """
+    length = len(features[0].input_ids)
+    inputs = {"input_word_ids": [f.input_ids for f in features], "input_mask": [f.input_mask for f in features],
+              "input_type_ids": [f.segment_ids for f in features]}
+    inputs = {name: np.array(rows + [[0] * length] * padding, np.int32) for name, rows in inputs.items()}
+    labels = np.array([f.label_ids for f in features] + [[-1] * length] * padding, np.int32)
+    return inputs, labels

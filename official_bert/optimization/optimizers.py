@@ -19,10 +19,11 @@ schedule is evaluated at the number of updates (`optimizer.iterations`), not of 
 Keras, so `num_train_steps` and `num_warmup_steps` count updates whether or not gradients are accumulated;
 the checkpointed counter (`optimizer._iterations`) counts micro-batches.
 
-These behaviours override private hooks of Keras 3's TensorFlow optimizer, listed with every other private API
-the library uses in `training/keras_compat.py` (`OPTIMIZER_HOOKS`); tests/training/test_keras_compat.py checks that they
-exist in the Keras version installed and tests/optimization/test_optimization.py checks each against a NumPy reference, so a
-Keras upgrade that moves them fails loudly.
+These behaviours override private hooks of Keras 3's TensorFlow optimizer and call some of its private members,
+listed with every other private API the library uses in `training/keras_compat.py` (`OPTIMIZER_HOOKS`,
+`OPTIMIZER_MEMBERS`, `TF_INTERNALS`); tests/training/test_keras_compat.py checks that they exist in the Keras
+version installed and tests/optimization/test_optimization.py checks each behaviour against a NumPy reference, so
+a Keras upgrade that moves them fails loudly.
 """
 
 import re

@@ -28,8 +28,8 @@ What differs, and why:
   masked positions are a lazily drawn shuffle), so the output is statistically, not bytewise, the original's.
 """
 
-from official_bert.pretraining_data.documents import (Block, Document, Utf8Decoder, expand_input_files,
-                                                      iter_blocks, read_documents)
+from official_bert.io.utf8 import Utf8Decoder
+from official_bert.pretraining_data.documents import Block, Document, expand_input_files, iter_blocks, read_documents
 from official_bert.pretraining_data.errors import PretrainingDataError
 from official_bert.pretraining_data.example_codec import ExampleEncoder
 from official_bert.pretraining_data.files import check_output_file

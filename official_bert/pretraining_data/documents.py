@@ -8,7 +8,8 @@ run can say how many and where the first one was.
 
 import dataclasses
 
-from official_bert.pretraining_data import files
+from official_bert.io import files
+from official_bert.io.utf8 import Utf8Decoder
 from official_bert.pretraining_data.errors import PretrainingDataError
 
 MAX_DOCUMENT_BYTES = 8 << 20
@@ -50,42 +51,6 @@ class Block:
 
     index: int
     documents: list
-
-
-class Utf8Decoder:
-    """Decodes lines as UTF-8, dropping the bytes that are not (the original's "ignore"), and counts them.
-
-    Example:
-    >>> decoder = Utf8Decoder()
-    >>> decoder.decode(b"caf\\xe9 au lait", "menu.txt", 7), decoder.decode(b"\\xff\\xfeok", "menu.txt", 9)
-    ('caf au lait', 'ok')
-    >>> decoder.warning()
-    'dropped 3 bytes that are not UTF-8, as the original does (the first on menu.txt:7)'
-    """
-
-    def __init__(self):
-        self.bad_bytes = 0
-        self.first = ""
-
-    def decode(self, raw, path, line_number):
-        try:
-            return raw.decode("utf-8")
-        except UnicodeDecodeError:
-            text = raw.decode("utf-8", "ignore")
-            self.bad_bytes += len(raw) - len(text.encode("utf-8"))
-            self.first = self.first or f"{path}:{line_number}"
-            return text
-
-    def warning(self):
-        """The end-of-run warning, or None when every byte was UTF-8."""
-        return utf8_warning(self.bad_bytes, self.first)
-
-
-def utf8_warning(bad_bytes, first):
-    """The warning for `bad_bytes` dropped bytes, the first on line `first` ("path:line"); None for none."""
-    if not bad_bytes:
-        return None
-    return f"dropped {bad_bytes:,} bytes that are not UTF-8, as the original does (the first on {first})"
 
 
 def expand_input_files(input_file):

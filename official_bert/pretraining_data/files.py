@@ -1,72 +1,11 @@
-"""Paths as the data tools use them: local files through `os`, `scheme://` paths (gs://, ...) through tf.io.gfile.
-
-TensorFlow is imported only for a `scheme://` path: its import takes longer than a whole run on a corpus of a few
-MB, and nothing else in the data tools needs it.
-"""
+"""The data tools' checks of their output paths, and their one-line write errors."""
 
 import errno
-import glob as _glob
 import os
 import tempfile
 
+from official_bert.io.files import is_remote, isdir
 from official_bert.pretraining_data.errors import PretrainingDataError
-
-
-def is_remote(path):
-    """True for a `scheme://` path, which goes through tf.io.gfile.
-
-    >>> is_remote("gs://bucket/corpus.txt"), is_remote("corpus.txt")
-    (True, False)
-    """
-    return "://" in path
-
-
-def _gfile():
-    import tensorflow as tf
-    return tf.io.gfile
-
-
-def glob(pattern):
-    """Sorted paths matching `pattern`."""
-    return sorted(_gfile().glob(pattern) if is_remote(pattern) else _glob.glob(pattern))
-
-
-def isdir(path):
-    return _gfile().isdir(path) if is_remote(path) else os.path.isdir(path)
-
-
-def open_file(path, mode="rb"):
-    """A binary file object for reading ("rb") or writing ("wb")."""
-    return _gfile().GFile(path, mode) if is_remote(path) else open(path, mode)
-
-
-def makedirs(path):
-    if is_remote(path):
-        _gfile().makedirs(path)
-    else:
-        os.makedirs(path, exist_ok=True)
-
-
-def rename(source, target):
-    """Moves `source` onto `target`, replacing it."""
-    if is_remote(source):
-        _gfile().rename(source, target, overwrite=True)
-    else:
-        os.replace(source, target)
-
-
-def remove(path):
-    """Removes `path` if it exists."""
-    try:
-        if is_remote(path):
-            _gfile().remove(path)
-        else:
-            os.remove(path)
-    except FileNotFoundError:
-        pass
-    except Exception as e:  # tf.errors.NotFoundError, without importing TensorFlow for local paths
-        if type(e).__name__ != "NotFoundError":
-            raise
 
 
 def check_output_file(path, flag="--output_file"):

@@ -7,26 +7,20 @@ killed with SIGKILL would leave them blocked forever, holding its stderr pipe op
 
 import collections
 import concurrent.futures
-import ctypes
 import gc
 import multiprocessing
 import os
 import signal
-import sys
 import threading
 
 from official_bert.pretraining_data.errors import PretrainingDataError
+from official_bert.processes import die_with_parent
 
 _function = None  # set in each worker by _initialize
-_PR_SET_PDEATHSIG = 1
 
 
 def _die_with_parent(parent_pid, poll_seconds=0.5):
-    if sys.platform.startswith("linux"):
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-        except (OSError, AttributeError):
-            pass
+    die_with_parent()
 
     def watch():
         while os.getppid() == parent_pid:

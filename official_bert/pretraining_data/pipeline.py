@@ -17,9 +17,11 @@ import tempfile
 
 from absl import logging
 
-from official_bert.pretraining_data import files
-from official_bert.pretraining_data.documents import Utf8Decoder, iter_blocks, read_documents
+from official_bert.io.files import is_remote
+from official_bert.io.utf8 import Utf8Decoder
+from official_bert.pretraining_data.documents import iter_blocks, read_documents
 from official_bert.pretraining_data.errors import PretrainingDataError
+from official_bert.pretraining_data.files import write_error
 from official_bert.pretraining_data.generator import Chunk
 from official_bert.pretraining_data.parallel import OrderedWorkers
 from official_bert.pretraining_data.progress import Progress
@@ -160,13 +162,13 @@ class _Work:
 
 
 def _temporary_directory(output_file):
-    if files.is_remote(output_file):
+    if is_remote(output_file):
         return tempfile.gettempdir()
     directory = os.path.dirname(os.path.abspath(output_file))
     try:
         os.makedirs(directory, exist_ok=True)
     except OSError as e:
-        raise files.write_error(output_file, e) from None
+        raise write_error(output_file, e) from None
     return directory
 
 

@@ -3,8 +3,9 @@
 import gzip
 import os
 
-from official_bert.pretraining_data import files
+from official_bert.io import files
 from official_bert.pretraining_data.errors import PretrainingDataError
+from official_bert.pretraining_data.files import write_error
 
 
 def output_paths(output_file, num_output_shards=1):
@@ -80,7 +81,7 @@ class ShardedRecordWriter:
                                    if self._gzip else raw)
         except Exception as e:
             self._discard()
-            raise files.write_error(path, e) from None
+            raise write_error(path, e) from None
         return self
 
     def write(self, framed_record):
@@ -105,7 +106,7 @@ class ShardedRecordWriter:
         try:
             self._files[shard].write(b"".join(records))
         except Exception as e:
-            raise files.write_error(self._paths[shard], e) from None
+            raise write_error(self._paths[shard], e) from None
         self.counts[shard] += len(records)
         records.clear()
 
@@ -121,7 +122,7 @@ class ShardedRecordWriter:
                 files.rename(temporary_path(path), path)
         except Exception as e:
             self._discard()
-            raise files.write_error(path, e) from None
+            raise write_error(path, e) from None
 
     def _discard(self):
         for file in self._files + self._raw:

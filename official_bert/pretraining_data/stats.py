@@ -2,7 +2,7 @@
 
 import dataclasses
 
-from official_bert.pretraining_data.documents import utf8_warning
+from official_bert.io.utf8 import utf8_warning
 
 
 @dataclasses.dataclass

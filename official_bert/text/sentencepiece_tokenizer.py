@@ -151,7 +151,7 @@ def train(input_files, model_file, vocab_size, do_lower_case=True, model_type="u
         normalization_rule_name="nmt_nfkc_cf" if do_lower_case else "nmt_nfkc",
         pad_id=0, pad_piece="[PAD]", unk_id=1, unk_piece="[UNK]", bos_id=-1, eos_id=-1,
         control_symbols=",".join(SPECIAL_TOKENS[2:]), minloglevel=2)
-    tmp = f"{model_file}.tmp{os.getpid()}"
-    with open(tmp, "wb") as f:
+    from official_bert.io import atomic_local_path  # here: the tokenizer itself loads without TensorFlow
+
+    with atomic_local_path(model_file) as tmp, open(tmp, "wb") as f:
         f.write(model.getvalue())
-    os.replace(tmp, model_file)

@@ -3,8 +3,8 @@
 The public API is the original module's, so code written for the original ports by changing one import:
 `FullTokenizer`, `BasicTokenizer`, `WordpieceTokenizer`, `load_vocab`, `convert_to_unicode`,
 `printable_text`, `convert_by_vocab`, `convert_tokens_to_ids`, `convert_ids_to_tokens`,
-`whitespace_tokenize`, `validate_case_matches_checkpoint`; plus `create_tokenizer`, which picks WordPiece or
-SentencePiece for the CLIs' `--vocab_file` / `--spm_model_file` flags.
+`whitespace_tokenize`, `validate_case_matches_checkpoint` (`tokenizers.create_tokenizer` picks WordPiece or
+SentencePiece for the CLIs' `--vocab_file` / `--spm_model_file` flags).
 """
 
 import collections
@@ -151,31 +151,6 @@ def whitespace_tokenize(text):
     if not text:
         return []
     return text.split()
-
-
-def create_tokenizer(vocab_file=None, spm_model_file=None, do_lower_case=True, preserve_unused_tokens=False):
-    """Returns a FullTokenizer for `vocab_file`, or a SentencePieceTokenizer for `spm_model_file`.
-
-    Both have `tokenize`, `convert_tokens_to_ids`, `convert_ids_to_tokens`, `vocab` and `inv_vocab`. A
-    SentencePiece model lowercases (or not) by itself; `do_lower_case` must agree with it.
-    `preserve_unused_tokens` (WordPiece only) keeps `[unused*]` vocabulary tokens whole, as bert-tensorflow 1.0.4.
-    A WordPiece vocabulary must hold [UNK], [CLS] and [SEP] (`check_special_tokens`).
-
-    Example:
-    >>> create_tokenizer()
-    Traceback (most recent call last):
-    ...
-    official_bert.text.tokenization.VocabError: pass exactly one of --vocab_file and --spm_model_file
-    """
-    if bool(vocab_file) == bool(spm_model_file):
-        raise VocabError("pass exactly one of --vocab_file and --spm_model_file")
-    if spm_model_file:
-        # Imported here: sentencepiece_tokenizer imports this module.
-        from official_bert.text import sentencepiece_tokenizer
-        return sentencepiece_tokenizer.SentencePieceTokenizer(spm_model_file, do_lower_case=do_lower_case)
-    tokenizer = FullTokenizer(vocab_file, do_lower_case=do_lower_case, preserve_unused_tokens=preserve_unused_tokens)
-    check_special_tokens(tokenizer.vocab, vocab_file)
-    return tokenizer
 
 
 class FullTokenizer:

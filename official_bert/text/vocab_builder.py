@@ -19,8 +19,8 @@ from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_li
 
 from official_bert.errors import Error
 from official_bert.io import atomic_path
-from official_bert.pretraining_data.documents import Utf8Decoder
-from official_bert.pretraining_data.files import open_file
+from official_bert.io.files import open_file
+from official_bert.io.utf8 import Utf8Decoder
 from official_bert.text.basic_tokenizer import GraphBasicTokenizer
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")

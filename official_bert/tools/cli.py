@@ -26,7 +26,7 @@ import sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from official_bert import tokenization  # noqa: E402
-from official_bert.errors import Error  # noqa: E402
+from official_bert.errors import Error, Interrupted  # noqa: E402
 
 _watched = None
 # What the tool holds until it ends (output locks); `run` releases it after main() returns, fails or is interrupted.
@@ -52,34 +52,14 @@ def run(main, required_flags=()):
                 main()
         except Error as e:
             fail(str(e))
+        except Interrupted as e:
+            print(f"{_program()}: interrupted {e}", file=sys.stderr)
+            sys.exit(130)
         except KeyboardInterrupt:
             exit_interrupted(_watched)
 
     flags.mark_flags_as_required(list(required_flags))
     app.run(_main)
-
-
-def rerun_command(overrides, drop=()):
-    """The argv that runs this tool again with the flags it was given, less `drop`, and `overrides` (name →
-    value) set: how a sweep starts each of its runs.
-
-    Args:
-        overrides: flags to set, name → value (booleans become --name / --noname).
-        drop: names of flags to leave out.
-    """
-    from absl import flags
-
-    argv = [sys.executable, os.path.abspath(sys.argv[0])]
-    for name in flags.FLAGS:
-        flag = flags.FLAGS[name]
-        if flag.present and name not in overrides and name not in drop and name == flag.name:
-            argv.append(flag.serialize())
-    for name, value in overrides.items():
-        if isinstance(value, bool):
-            argv.append(f"--{'' if value else 'no'}{name}")
-        elif value is not None:
-            argv.append(f"--{name}={value}")
-    return argv
 
 
 def watch(training_run):

@@ -14,7 +14,7 @@ message on bad input; output files appear only when the run completes.
 import os
 import sys
 
-from official_bert.tools import cli  # first: it quiets TensorFlow's C++ logging (TF is imported for scheme:// paths only)
+from official_bert.tools import cli  # first: it quiets TensorFlow's C++ logging (TF: for scheme:// paths only)
 
 from absl import flags, logging
 
@@ -100,7 +100,8 @@ def _first_three(paths):
 
 
 def run():
-    """The tool as a command (`python data_prep/create_pretraining_data.py`, or the console script `bert-create-pretraining-data`)."""
+    """The tool as a command (`python data_prep/create_pretraining_data.py`, or the console script
+    `bert-create-pretraining-data`)."""
     cli.run(main, required_flags=["input_file", "output_file"])
 
 

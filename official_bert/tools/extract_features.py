@@ -74,7 +74,8 @@ def main():
     cli.check_case(FLAGS.do_lower_case, FLAGS.init_checkpoint)
     config = BertConfig.from_json_file(FLAGS.bert_config_file)
     config.check_seq_length(FLAGS.max_seq_length, f"--bert_config_file={FLAGS.bert_config_file}")
-    layers = parse_layers(FLAGS.layers, config.num_hidden_layers)
+    # The TF Hub pair has every layer's output: --layers matters only to the features and the embedding export.
+    layers = parse_layers(FLAGS.layers, config.num_hidden_layers) if FLAGS.input_file or FLAGS.export_dir else None
     pooling = None if FLAGS.pooling == "none" else FLAGS.pooling
     tokenizer = tokenization.create_tokenizer(FLAGS.vocab_file, FLAGS.spm_model_file, FLAGS.do_lower_case,
                                               preserve_unused_tokens=FLAGS.preserve_unused_tokens)

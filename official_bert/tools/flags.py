@@ -8,14 +8,18 @@ Each tool calls the groups it needs, then defines its own flags:
 - `define_shared_flags`: the original's TPU flags and the added device, precision and seed flags (every
   training tool);
 - `define_export_flags`: where to export a SavedModel for TF Serving;
-- `define_sweep_flags`: the paper's hyperparameter grid and random restarts (`finetuning/sweep.py`).
+- `define_sweep_flags`: the paper's hyperparameter grid and random restarts (`tools/sweep.py`).
+
+`finetuning_settings_from_flags` then gives a fine-tuning tool's `FineTuningSettings` for `run_task`.
 """
+
+import dataclasses
 
 from absl import flags, logging
 
 from official_bert import distribution
 from official_bert.configs import BertConfig
-from official_bert.training.options import TrainingError, TrainingOptions
+from official_bert.finetuning.settings import FineTuningSettings
 from official_bert.training.precision import resolve_mixed_precision
 
 FLAGS = flags.FLAGS
@@ -46,8 +50,9 @@ def define_finetuning_flags(do_predict_help="Whether to run the model in inferen
                             do_eval_help="Whether to run eval on the dev set.", eval_batch_size=True,
                             length_bucket_width=8, length_bucket_note=""):
     """Defines the original fine-tuning flags (--output_dir, --do_train, --do_eval, --do_predict, the batch sizes,
-    --learning_rate, --num_train_epochs, --warmup_proportion, --save_checkpoints_steps, --iterations_per_loop)
-    and the shared ones (`define_shared_flags`). run_squad.py, which has no eval batch, passes
+    --learning_rate, --num_train_epochs, --warmup_proportion, --save_checkpoints_steps, --iterations_per_loop),
+    the added --length_bucket_width, --bucket_by_length and --causal_attention, and the shared ones
+    (`define_shared_flags`). run_squad.py, which has no eval batch, passes
     eval_batch_size=False; length_bucket_width is --length_bucket_width's default, length_bucket_note what its
     help adds."""
     flags.DEFINE_string("output_dir", None, "The output directory where the model checkpoints will be written.")
@@ -71,6 +76,11 @@ def define_finetuning_flags(do_predict_help="Whether to run the model in inferen
                          "to --max_seq_length, as TPUs and --jit_compile always do." + length_bucket_note)
     flags.DEFINE_bool("bucket_by_length", False, "Training batches of sequences of similar lengths (sorted within "
                       "chunks of 64 batches, the batches shuffled): less padding, other batches than the original's.")
+    flags.DEFINE_bool("causal_attention", None, "The left-only constraint of a run_pretraining.py --objective=ltr "
+                      "model, as the paper fine-tunes it: causal attention (and for a sentence representation the "
+                      "last real token's output). Default: what --bert_config_file records (\"causal_attention\": "
+                      "true for an LTR model; bidirectional without the key, as Google's and Hugging Face's "
+                      "configs); a flag that contradicts the config is refused.")
     define_shared_flags()
 
 
@@ -122,29 +132,6 @@ def define_sweep_flags():
                         "the runs of a sweep share their sweep's.")
 
 
-def sweep_settings_from_flags():
-    """The runs the sweep flags ask for (a list of `sweep.RunSettings`), or None for a single run."""
-    from official_bert.finetuning import sweep  # here: only sweeping tools need it
-
-    lists = {name: FLAGS[name].value for name in ("train_batch_sizes", "learning_rates", "epochs_list", "seeds")}
-    if not FLAGS.sweep and FLAGS.num_restarts is None and all(value is None for value in lists.values()):
-        return None
-    if FLAGS.seeds is not None and FLAGS.num_restarts is not None:
-        raise TrainingError("--seeds and --num_restarts both give the seeds: pass one of them")
-    grid = sweep.PAPER_GRID if FLAGS.sweep else {"train_batch_sizes": [FLAGS.train_batch_size],
-                                                 "learning_rates": [FLAGS.learning_rate],
-                                                 "epochs": [FLAGS.num_train_epochs]}
-
-    def axis(name, key, convert):
-        return sweep.parse_list(f"--{name}", lists[name], convert) if lists[name] is not None else grid[key]
-
-    seeds = (sweep.parse_list("--seeds", FLAGS.seeds, int) if FLAGS.seeds is not None
-             else [FLAGS.seed + i for i in range(FLAGS.num_restarts or 1)])
-    return sweep.sweep_settings(axis("train_batch_sizes", "train_batch_sizes", int),
-                                axis("learning_rates", "learning_rates", float),
-                                axis("epochs_list", "epochs", float), seeds)
-
-
 def strategy_from_flags():
     """The tf.distribute strategy the shared flags ask for (create it before any other TensorFlow op runs:
     a multi-worker strategy must be first), with op determinism on under --deterministic. Raises
@@ -174,16 +161,17 @@ def mixed_precision_from_flags(strategy):
     return resolve_mixed_precision(FLAGS.mixed_precision, strategy)
 
 
-def finetuning_options_from_flags(strategy, mixed_precision):
-    """The `TrainingOptions` of a fine-tuning tool's flags, validated, with every batch size checked against
-    `strategy`'s replicas."""
-    batch_flags = ["train_batch_size", "predict_batch_size"] + ["eval_batch_size"] * ("eval_batch_size" in FLAGS)
-    for name in batch_flags:
-        distribution.per_replica_batch_size(FLAGS[name].value, strategy.num_replicas_in_sync, f"--{name}")
-    return TrainingOptions(
-        FLAGS.output_dir, train_batch_size=FLAGS.train_batch_size,
-        eval_batch_size=FLAGS.eval_batch_size if "eval_batch_size" in FLAGS else FLAGS.predict_batch_size,
-        learning_rate=FLAGS.learning_rate, save_checkpoints_steps=FLAGS.save_checkpoints_steps,
-        iterations_per_loop=FLAGS.iterations_per_loop, mixed_precision=mixed_precision,
-        jit_compile=FLAGS.jit_compile, log_steps=FLAGS.log_steps, seed=FLAGS.seed,
-        init_checkpoint=FLAGS.init_checkpoint).validate()
+def finetuning_settings_from_flags(sweep=None):
+    """The `FineTuningSettings` of a fine-tuning tool's flags (those it does not define keep their defaults).
+
+    Args:
+        sweep: the `finetuning.sweep.Sweep` to run first (`tools.sweep.sweep_from_flags()`), or None.
+    """
+    settings = FineTuningSettings(FLAGS.output_dir, FLAGS.bert_config_file, strategy=strategy_from_flags,
+                                  sweep=sweep)
+    for field in dataclasses.fields(FineTuningSettings):
+        if field.name in FLAGS and field.name not in ("output_dir", "bert_config_file", "strategy", "sweep"):
+            setattr(settings, field.name, FLAGS[field.name].value)
+    if "eval_batch_size" not in FLAGS:
+        settings.eval_batch_size = settings.predict_batch_size
+    return settings

@@ -60,7 +60,8 @@ def main():
 
 
 def run():
-    """The tool as a command (`python data_prep/inspect_pretraining_data.py`, or the console script `bert-inspect-pretraining-data`)."""
+    """The tool as a command (`python data_prep/inspect_pretraining_data.py`, or the console script
+    `bert-inspect-pretraining-data`)."""
     cli.run(main, required_flags=["input_file"])
 
 

@@ -24,24 +24,15 @@ Rerunning the same command after a crash or kill resumes from the newest checkpo
 with a one-line message on bad flags or data.
 """
 
-import functools
-
 from official_bert.tools import cli  # first: it quiets TensorFlow's C++ start-up logging
 
-import keras
-from absl import flags, logging
+from absl import flags
 
-from official_bert import distribution, tokenization
-from official_bert.batch_padding import padding_bucket_width
-from official_bert.classification import best_metric, get_processor, load_or_create_features, write_eval_results
-from official_bert.export import export_classifier, tokenizer_layer
-from official_bert.finetuning import (BestCheckpoint, FineTuningRun, Predictor, classifier_loss, classifier_metrics,
-                                      classifier_model, evaluate_classifier, fine_tuning_schedule, has_text_b,
-                                      load_trained_weights, predict_test_set, sweep, train_dataset_fn)
-from official_bert.training import prepare_output_dir
+from official_bert.finetuning import run_task
+from official_bert.tasks import ClassificationTask
 from official_bert.tools.flags import (define_export_flags, define_finetuning_flags, define_model_flags,
-                                          define_sweep_flags, finetuning_options_from_flags,
-                                          mixed_precision_from_flags, model_config_from_flags, strategy_from_flags)
+                                       define_sweep_flags, finetuning_settings_from_flags)
+from official_bert.tools.sweep import sweep_from_flags
 
 FLAGS = flags.FLAGS
 
@@ -70,9 +61,6 @@ flags.DEFINE_string("label_list", None, "The labels of --task_name=single or pai
 flags.DEFINE_bool("use_tfds", False, "Read the task through tensorflow-datasets (prepared locally) instead of "
                   "--data_dir.")
 flags.DEFINE_string("tfds_data_dir", None, "tensorflow-datasets' data_dir, with --use_tfds.")
-flags.DEFINE_bool("causal_attention", False, "Fine-tune with the left-only constraint of a run_pretraining.py "
-                  "--objective=ltr model, as the paper does: causal attention, and the last real token's output as "
-                  "the sequence representation.")
 flags.DEFINE_bool("freeze_encoder", False, "The feature-based approach (paper Table 7): keep the encoder frozen and "
                   "train the classifier on the concatenation of its last four layers (all of them if it has fewer), "
                   "averaged over the tokens.")
@@ -87,95 +75,11 @@ flags.DEFINE_enum("window_pooling", "mean", ["mean", "max"], "With --doc_stride:
 
 
 def main():
-    if not (FLAGS.do_train or FLAGS.do_eval or FLAGS.do_predict or FLAGS.export_dir):
-        cli.fail("at least one of --do_train, --do_eval, --do_predict or --export_dir must be given")
-    runs = sweep.sweep_runs_from_flags()
-    strategy = strategy_from_flags()  # first: a multi-worker strategy must precede other TensorFlow ops
-    is_chief = distribution.is_chief(strategy)
-    cli.output_lock(FLAGS.output_dir, strategy=strategy)
-    cli.check_case(FLAGS.do_lower_case, FLAGS.init_checkpoint)
-    config = model_config_from_flags()
-    mixed_precision = mixed_precision_from_flags(strategy)
-    options = finetuning_options_from_flags(strategy, mixed_precision)
-    processor = get_processor(FLAGS.task_name, FLAGS.data_dir, label_list=FLAGS.label_list,
-                              xnli_language=FLAGS.xnli_language if FLAGS.task_name.lower() == "xnli" else None,
-                              use_tfds=FLAGS.use_tfds, tfds_data_dir=FLAGS.tfds_data_dir)
-    tokenizer = tokenization.create_tokenizer(FLAGS.vocab_file, FLAGS.spm_model_file, FLAGS.do_lower_case,
-                                              preserve_unused_tokens=FLAGS.preserve_unused_tokens)
-
-    # Input: every split needed, converted once and cached in --output_dir (see classification/cache.py);
-    # evaluation and prediction sets are padded to whole batches.
-    features = functools.partial(load_or_create_features, processor, tokenizer=tokenizer,
-                                 max_seq_length=FLAGS.max_seq_length, output_dir=FLAGS.features_dir or FLAGS.output_dir,
-                                 tokenizer_file=FLAGS.vocab_file or FLAGS.spm_model_file,
-                                 do_lower_case=FLAGS.do_lower_case, doc_stride=FLAGS.doc_stride)
-    train_file = features("train") if FLAGS.do_train else None
-    dev_files = {split: features(split, pad_to_multiple_of=FLAGS.eval_batch_size)
-                 for split in processor.dev_splits} if FLAGS.do_eval else {}
-    test_files = {split: features(split, pad_to_multiple_of=FLAGS.predict_batch_size)
-                  for split in processor.test_splits} if FLAGS.do_predict else {}
-    # Each batch padded to its longest sequence (fixed shapes on TPUs and with --jit_compile).
-    bucket_width = padding_bucket_width(FLAGS.length_bucket_width, strategy, FLAGS.jit_compile)
-
-    # The paper's procedure (--sweep, --num_restarts, ...): every run is this tool in its own directory, reading the
-    # features just cached; the best run on dev is then what evaluation, prediction and export use.
-    if runs:
-        sweep.sweep_then_use_the_best(runs, best_metric(processor.task_name, processor.dev_splits))
-
-    # Model.
-    keras.utils.set_random_seed(FLAGS.seed)
-    with strategy.scope():
-        model = classifier_model(config, processor, mixed_precision, FLAGS.causal_attention,
-                                 feature_layers=min(4, config.num_hidden_layers) if FLAGS.freeze_encoder else None)
-    predictor = Predictor(model, strategy)
-    evaluate = functools.partial(evaluate_classifier, predictor, processor, dev_files, FLAGS.eval_batch_size,
-                                 bucket_width=bucket_width, window_pooling=FLAGS.window_pooling)
-
-    # Training; with --keep_best the dev set is evaluated after every epoch and the best checkpoint kept.
-    keep_best = FLAGS.keep_best and FLAGS.do_train and FLAGS.do_eval
-    if FLAGS.do_train:
-        if is_chief:
-            prepare_output_dir(FLAGS.output_dir, config, FLAGS.vocab_file, FLAGS.init_checkpoint)
-        schedule = fine_tuning_schedule(train_file.num_features, FLAGS.train_batch_size, FLAGS.num_train_epochs,
-                                        FLAGS.warmup_proportion)
-        run = cli.watch(FineTuningRun(model, classifier_loss(processor), options, schedule, strategy,
-                                      classifier_metrics(processor), do_lower_case=FLAGS.do_lower_case))
-        best = BestCheckpoint(FLAGS.output_dir, best_metric(processor.task_name, processor.dev_splits),
-                              vocab_file=FLAGS.vocab_file) if keep_best else None
-        run.train(train_dataset_fn(train_file, FLAGS.train_batch_size, FLAGS.seed, bucket_width,
-                                   FLAGS.bucket_by_length),
-                  evaluate if keep_best else None, best)
-    global_step = load_trained_weights(model, FLAGS.output_dir, FLAGS.init_checkpoint, FLAGS.do_lower_case,
-                                       best=keep_best)
-
-    # Every worker evaluates and predicts (the replicas' outputs are gathered); only the chief's files are kept.
-    with distribution.WorkerDirectory(FLAGS.output_dir, strategy) as directory:
-        if FLAGS.do_eval:
-            results = evaluate()
-            if global_step is not None:
-                results["global_step"] = global_step
-            if keep_best:
-                results["checkpoint"] = (f"best of the per-epoch evaluations by {best.metric} on this dev set "
-                                         "(an optimistic figure: chosen on the set it is reported on)")
-            if runs:
-                results["checkpoint"] = sweep.chosen_run_note(FLAGS.init_checkpoint,
-                                                              best_metric(processor.task_name, processor.dev_splits))
-            for key in sorted(results):
-                logging.info("eval %s = %s", key, results[key])
-            write_eval_results(directory, results)
-        for split, feature_file in test_files.items():
-            for path in predict_test_set(predictor, processor, split, feature_file, FLAGS.predict_batch_size,
-                                         directory, bucket_width=bucket_width,
-                                         window_pooling=FLAGS.window_pooling):
-                logging.info("wrote %s", path)
-
-    if FLAGS.export_dir and is_chief:
-        path = export_classifier(
-            FLAGS.export_dir, model, tokenizer_layer(FLAGS.vocab_file, FLAGS.spm_model_file, FLAGS.do_lower_case,
-                                                      wordpiece=FLAGS.tokenizer_ops),
-            FLAGS.max_seq_length, processor.label_list, text_b=has_text_b(processor),
-            num_choices=processor.num_choices, doc_stride=FLAGS.doc_stride, window_pooling=FLAGS.window_pooling)
-        logging.info("exported the model for serving to %s", path)
+    task = ClassificationTask(FLAGS.task_name, FLAGS.data_dir, label_list=FLAGS.label_list,
+                              xnli_language=FLAGS.xnli_language, use_tfds=FLAGS.use_tfds,
+                              tfds_data_dir=FLAGS.tfds_data_dir, freeze_encoder=FLAGS.freeze_encoder,
+                              doc_stride=FLAGS.doc_stride, window_pooling=FLAGS.window_pooling)
+    run_task(task, finetuning_settings_from_flags(sweep_from_flags()), watch=cli.watch)
 
 
 def run():

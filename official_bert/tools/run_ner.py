@@ -30,23 +30,15 @@ Rerunning the same command after a crash or kill resumes from the newest checkpo
 with a one-line message (naming the file and line for bad data) on bad flags or data; nothing is written then.
 """
 
-import functools
-
 from official_bert.tools import cli  # first: it quiets TensorFlow's C++ start-up logging
 
-import keras
-from absl import flags, logging
+from absl import flags
 
-from official_bert import distribution, ner, tokenization
-from official_bert.batch_padding import padding_bucket_width
-from official_bert.classification import write_eval_results
-from official_bert.export.ner import export_ner, ner_tokenizer_layer
-from official_bert.finetuning import (BestCheckpoint, FineTuningRun, Predictor, fine_tuning_schedule,
-                                      load_trained_weights, sweep)
-from official_bert.training import prepare_output_dir
+from official_bert.finetuning import run_task
+from official_bert.tasks import NerTask
 from official_bert.tools.flags import (define_export_flags, define_finetuning_flags, define_model_flags,
-                                          define_sweep_flags, finetuning_options_from_flags,
-                                          mixed_precision_from_flags, model_config_from_flags, strategy_from_flags)
+                                       define_sweep_flags, finetuning_settings_from_flags)
+from official_bert.tools.sweep import sweep_from_flags
 
 FLAGS = flags.FLAGS
 
@@ -67,110 +59,17 @@ flags.DEFINE_bool("keep_best", False, "With --do_train and --do_eval: evaluate o
                   "one. The dev figure is then optimistic: it is chosen on the set it is reported on.")
 define_sweep_flags()
 # Added for NER.
-flags.DEFINE_integer("doc_stride", 64, "When a sentence (or a served text) has more WordPieces than a window "
-                     "(--max_seq_length - 2), how many pieces apart its windows start.")
+flags.DEFINE_integer("doc_stride", None, "When a sentence (or a served text) has more WordPieces than a window "
+                     "(--max_seq_length - 2), how many pieces apart its windows start. Default: 64, or half a window "
+                     "where a window has no more than 64 pieces.")
 flags.DEFINE_bool("document_context", False, "Fill each sentence's window with the sentences around it in its "
                   "document (the paper's \"maximal document context\"); only the sentence's words are labelled.")
 
 
 def main():
-    if not (FLAGS.do_train or FLAGS.do_eval or FLAGS.do_predict or FLAGS.export_dir):
-        cli.fail("at least one of --do_train, --do_eval, --do_predict or --export_dir must be given")
-    runs = sweep.sweep_runs_from_flags()
-    strategy = strategy_from_flags()  # first: a multi-worker strategy must precede other TensorFlow ops
-    cli.output_lock(FLAGS.output_dir, strategy=strategy)
-    is_chief = distribution.is_chief(strategy)
-    cli.check_case(FLAGS.do_lower_case, FLAGS.init_checkpoint)
-    config = model_config_from_flags()
-    ner.check_window(FLAGS.max_seq_length, FLAGS.doc_stride)
-    if FLAGS.export_dir and not FLAGS.vocab_file:
-        raise ner.NerError("--export_dir needs --vocab_file: the served model splits raw text into words and "
-                           "WordPieces with the in-graph WordPiece tokenizer")
-    mixed_precision = mixed_precision_from_flags(strategy)
-    options = finetuning_options_from_flags(strategy, mixed_precision)
-    bucket_width = padding_bucket_width(FLAGS.length_bucket_width, strategy, FLAGS.jit_compile)
-    tokenizer = tokenization.create_tokenizer(FLAGS.vocab_file, FLAGS.spm_model_file, FLAGS.do_lower_case,
-                                              preserve_unused_tokens=FLAGS.preserve_unused_tokens)
-
-    # Input: every file needed, read and checked before anything is written; the training windows last, converted
-    # once and cached in --features_dir (a sweep's runs share their sweep's).
-    train_path = ner.split_path(FLAGS.data_dir, "train") if FLAGS.do_train or not FLAGS.label_list else None
-    train = ner.read_conll(train_path) if train_path else None
-    labels = ner.label_map(FLAGS.label_list, train, train_path)
-    splits = {split: ner.split_path(FLAGS.data_dir, split)
-              for split, wanted in (("dev", FLAGS.do_eval), ("test", FLAGS.do_predict), ("train", FLAGS.do_train))
-              if wanted}
-    data = {}
-    for split, path in splits.items():
-        sentences = train if split == "train" else ner.read_conll(path)
-        ner.check_tags(sentences, path, labels, "--label_list" if FLAGS.label_list else train_path)
-        convert = (functools.partial(ner.cached_train_windows, cache_dir=FLAGS.features_dir or FLAGS.output_dir)
-                   if split == "train" else ner.convert_sentences_to_features)
-        features = convert(sentences, tokenizer, labels, FLAGS.max_seq_length, FLAGS.doc_stride,
-                           FLAGS.document_context)
-        scheme = ner.detect_scheme([sentence.tags for sentence in sentences])
-        data[split] = (path, sentences, features, scheme)
-        logging.info("%s: %d sentences, %d words in %d windows, %s tags", path, len(sentences),
-                     sum(len(sentence.words) for sentence in sentences), len(features), scheme.upper())
-    logging.info("labels: %s", ", ".join(labels.labels))
-
-    # The paper's procedure (--sweep, --num_restarts, ...): every run is this tool in its own directory, reading the
-    # windows just cached; the best run by dev entity F1 is then what evaluation, prediction and export use.
-    sweep.sweep_then_use_the_best(runs, "f1")
-
-    # Model.
-    keras.utils.set_random_seed(FLAGS.seed)
-    with strategy.scope():
-        model = ner.token_classifier_model(config, len(labels), mixed_precision)
-    predictor = Predictor(model, strategy)
-
-    def tag(split, batch_size):
-        """The split's predicted tags (in its file's scheme) and conlleval's counts of them."""
-        _, sentences, features, scheme = data[split]
-        logits = ner.predict_logits(predictor, features, batch_size)
-        predicted = ner.in_scheme(ner.word_tags(features, logits, sentences, labels), scheme)
-        return predicted, ner.score(sentences, predicted)
-
-    # Training; with --keep_best the dev set is evaluated after every epoch and the best checkpoint kept.
-    keep_best = FLAGS.keep_best and FLAGS.do_train and FLAGS.do_eval
-    if FLAGS.do_train:
-        if is_chief:
-            prepare_output_dir(FLAGS.output_dir, config, FLAGS.vocab_file, FLAGS.init_checkpoint)
-        train_windows = data["train"][2]
-        schedule = fine_tuning_schedule(len(train_windows), FLAGS.train_batch_size, FLAGS.num_train_epochs,
-                                        FLAGS.warmup_proportion)
-        run = cli.watch(FineTuningRun(model, ner.token_loss(), options, schedule, strategy, [ner.TokenAccuracy()],
-                                      do_lower_case=FLAGS.do_lower_case))
-        best = BestCheckpoint(FLAGS.output_dir, "f1", vocab_file=FLAGS.vocab_file) if keep_best else None
-        run.train(ner.train_dataset_fn(train_windows.inputs, train_windows.labels, FLAGS.train_batch_size,
-                                       FLAGS.seed, bucket_width, FLAGS.bucket_by_length),
-                  (lambda: ner.scores(tag("dev", FLAGS.eval_batch_size)[1])) if keep_best else None, best)
-    global_step = load_trained_weights(model, FLAGS.output_dir, FLAGS.init_checkpoint, FLAGS.do_lower_case,
-                                       best=keep_best)
-
-    # Every worker evaluates and predicts (the replicas' outputs are gathered); only the chief's files are kept.
-    with distribution.WorkerDirectory(FLAGS.output_dir, strategy) as directory:
-        for split, prefix, batch_size in (("dev", "eval", FLAGS.eval_batch_size),
-                                          ("test", "test", FLAGS.predict_batch_size)):
-            if split not in data:
-                continue
-            predicted, counts = tag(split, batch_size)
-            logging.info("conlleval on %s:\n%s", data[split][0], ner.report(counts))
-            results = {**ner.scores(counts), "gold_entities": sum(counts.gold.values()),
-                       "predicted_entities": sum(counts.guessed.values()),
-                       "correct_entities": sum(counts.correct.values())}
-            if global_step is not None:
-                results["global_step"] = global_step
-            if runs and split == "dev":
-                results["checkpoint"] = sweep.chosen_run_note(FLAGS.init_checkpoint, "f1")
-            for path in (ner.write_predictions(f"{directory}/{prefix}_predictions.txt", data[split][1], predicted),
-                         *write_eval_results(directory, results, basename=f"{prefix}_results")):
-                logging.info("wrote %s", path)
-
-    if FLAGS.export_dir and is_chief:
-        path = export_ner(FLAGS.export_dir, model, ner_tokenizer_layer(FLAGS.vocab_file, FLAGS.do_lower_case),
-                          FLAGS.max_seq_length, labels.labels, FLAGS.doc_stride)
-        logging.info("exported the model for serving to %s", path)
+    task = NerTask(FLAGS.data_dir, label_list=FLAGS.label_list, doc_stride=FLAGS.doc_stride,
+                   document_context=FLAGS.document_context)
+    run_task(task, finetuning_settings_from_flags(sweep_from_flags()), watch=cli.watch)
 
 
 def run():

@@ -23,11 +23,12 @@ import tensorflow as tf
 from absl import flags, logging
 
 from official_bert import distribution
+from official_bert.configs import resolve_causal_attention
 from official_bert.training import input_pipeline
-from official_bert.training import (PretrainingRun, TrainingError, TrainingOptions, prepare_output_dir,
-                                    write_eval_results)
+from official_bert.io import write_eval_results
+from official_bert.training import PretrainingRun, TrainingError, TrainingOptions, prepare_output_dir
 from official_bert.tools.flags import (define_shared_flags, mixed_precision_from_flags, model_config_from_flags,
-                                          strategy_from_flags)
+                                       strategy_from_flags)
 
 FLAGS = flags.FLAGS
 
@@ -62,8 +63,9 @@ flags.DEFINE_integer("gradient_accumulation_steps", 1, "Split each update's --tr
 flags.DEFINE_bool("no_nsp", False, "Train the masked LM only (the paper's 'No NSP' ablation): --objective=mlm.")
 flags.DEFINE_enum("objective", "mlm_nsp", ["mlm_nsp", "mlm", "ltr"], "mlm_nsp: masked LM + next sentence (BERT); "
                   "mlm: masked LM only ('No NSP'); ltr: a left-to-right LM with causal attention predicting every "
-                  "next token of the records' unmasked text, no NSP (the paper's 'LTR & No NSP'; fine-tune it with "
-                  "run_classifier.py --causal_attention).")
+                  "next token of the records' unmasked text, no NSP (the paper's 'LTR & No NSP'; the "
+                  "bert_config.json it writes records \"causal_attention\": true, and every tool that builds a model "
+                  "from it keeps the left-only constraint).")
 flags.DEFINE_integer("keep_checkpoint_max", 5, "How many checkpoints to keep (0: all).")
 flags.DEFINE_string("vocab_file", None, "The vocabulary the data was made with, copied into --output_dir for "
                     "fine-tuning.")
@@ -88,7 +90,9 @@ def main():
     if not FLAGS.do_train and not options.init_checkpoint and not tf.train.latest_checkpoint(options.output_dir):
         raise TrainingError("--do_eval without --do_train evaluates a checkpoint: none in --output_dir, and no "
                             "--init_checkpoint")
-    config = model_config_from_flags()
+    # An LTR run records its left-only constraint in the bert_config.json it writes, for every tool after it.
+    config = resolve_causal_attention(model_config_from_flags(), FLAGS.objective == "ltr", FLAGS.bert_config_file,
+                                      ("--objective=ltr", f"--objective={FLAGS.objective}"))
 
     data = input_pipeline.open_pretraining_files(FLAGS.input_file, FLAGS.max_seq_length,
                                                  FLAGS.max_predictions_per_seq, config.vocab_size, options.use_nsp)
@@ -105,7 +109,7 @@ def main():
     if FLAGS.do_eval:
         results = run.evaluate(data)
         if run.is_chief:
-            write_eval_results(results, options.output_dir)
+            write_eval_results(options.output_dir, results)
         for key in sorted(results):
             logging.info("eval %s = %s", key, results[key])
 

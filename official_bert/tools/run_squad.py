@@ -22,25 +22,15 @@ Rerunning the same command after a crash or kill resumes from the newest checkpo
 with a one-line message on bad flags or data.
 """
 
-import math
-import os
-
 from official_bert.tools import cli  # first: it quiets TensorFlow's C++ start-up logging
 
-import keras
-from absl import flags, logging
+from absl import flags
 
-from official_bert import distribution, squad, tokenization
-from official_bert.batch_padding import padding_bucket_width
-from official_bert.export.squad import export_squad, squad_tokenizer_layer
-from official_bert.finetuning import FineTuningRun, Predictor, fine_tuning_schedule, load_trained_weights, sweep
-from official_bert.finetuning.squad import (SPAN_LOSS_WEIGHTS, predict_spans, span_loss, span_metrics, span_model,
-                                            squad_train_dataset_fn)
-from official_bert.squad import json_files
-from official_bert.training import prepare_output_dir
+from official_bert.finetuning import run_task
+from official_bert.tasks import SquadTask
 from official_bert.tools.flags import (define_export_flags, define_finetuning_flags, define_model_flags,
-                                          define_sweep_flags, finetuning_options_from_flags,
-                                          mixed_precision_from_flags, model_config_from_flags, strategy_from_flags)
+                                       define_sweep_flags, finetuning_settings_from_flags)
+from official_bert.tools.sweep import sweep_from_flags
 
 FLAGS = flags.FLAGS
 
@@ -58,8 +48,9 @@ flags.DEFINE_string("train_file", None, "SQuAD json for training. E.g., train-v1
 flags.DEFINE_string("predict_file", None, "SQuAD json for predictions. E.g., dev-v1.1.json or test-v1.1.json")
 flags.DEFINE_integer("doc_stride", 128, "When splitting up a long document into chunks, how much stride to take "
                      "between chunks.")
-flags.DEFINE_integer("max_query_length", 64, "The maximum number of tokens for the question. Questions longer than "
-                     "this will be truncated to this length.")
+flags.DEFINE_integer("max_query_length", None, "The maximum number of tokens for the question. Questions longer than "
+                     "this will be truncated to this length. Default: 64, or, where 64 would leave no room for the "
+                     "paragraph, half of what --max_seq_length leaves besides [CLS] and two [SEP].")
 flags.DEFINE_integer("n_best_size", 20, "The total number of n-best predictions to generate in the "
                      "nbest_predictions.json output file.")
 flags.DEFINE_integer("max_answer_length", 30, "The maximum length of an answer that can be generated. This is "
@@ -81,127 +72,13 @@ define_sweep_flags()
 
 
 def main():
-    _check_flags()
-    runs = sweep.sweep_runs_from_flags()
-    strategy = strategy_from_flags()  # first: a multi-worker strategy must precede other TensorFlow ops
-    is_chief = distribution.is_chief(strategy)
-    cli.output_lock(FLAGS.output_dir, strategy=strategy)
-    cli.check_case(FLAGS.do_lower_case, FLAGS.init_checkpoint)
-    config = model_config_from_flags()
-    mixed_precision = mixed_precision_from_flags(strategy)
-    options = finetuning_options_from_flags(strategy, mixed_precision)
-    tokenizer = tokenization.FullTokenizer(FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case,
-                                           preserve_unused_tokens=FLAGS.preserve_unused_tokens)
-    lengths = dict(max_seq_length=FLAGS.max_seq_length, doc_stride=FLAGS.doc_stride,
-                   max_query_length=FLAGS.max_query_length)
-
-    # Input: the training features are converted once and cached in --features_dir (shuffled with the original's
-    # fixed seed, not --seed: a sweep's runs share them); the prediction features are kept in memory, where
-    # post-processing needs them.
-    if FLAGS.do_train:
-        train = squad.cached_train_features(FLAGS.train_file, tokenizer, FLAGS.features_dir or FLAGS.output_dir,
-                                            version_2_with_negative=FLAGS.version_2_with_negative, **lengths)
-        logging.info("training on %d features of %d questions (%d skipped: answer not found in the text)",
-                     train.num_features, train.num_examples, train.num_skipped)
-    predicting = FLAGS.do_predict or FLAGS.do_eval
-    if predicting:
-        examples = squad.read_squad_examples(FLAGS.predict_file, is_training=False)
-        features = list(squad.convert_examples_to_features(examples, tokenizer, is_training=False, **lengths))
-        logging.info("predicting %d questions in %d features", len(examples), len(features))
-        if not features:
-            raise squad.SquadError(f"--predict_file={FLAGS.predict_file}: no question to answer")
-
-    # The paper's procedure (--sweep, --num_restarts, ...): every run is this tool in its own directory, reading the
-    # features just cached; the best run by dev F1 is then what prediction and export use.
-    sweep.sweep_then_use_the_best(runs, "f1")
-
-    # Model.
-    keras.utils.set_random_seed(FLAGS.seed)
-    with strategy.scope():
-        model = span_model(config, mixed_precision)
-
-    # Training: the whole schedule (SQuAD's dev set is its test set: no checkpoint is chosen on it).
-    if FLAGS.do_train:
-        if is_chief:
-            prepare_output_dir(FLAGS.output_dir, config, FLAGS.vocab_file, FLAGS.init_checkpoint)
-        # The original counts steps from the questions, not their windows.
-        schedule = fine_tuning_schedule(train.num_examples, FLAGS.train_batch_size, FLAGS.num_train_epochs,
-                                        FLAGS.warmup_proportion)
-        run = cli.watch(FineTuningRun(model, span_loss(), options, schedule, strategy, span_metrics(),
-                                      do_lower_case=FLAGS.do_lower_case, loss_weights=SPAN_LOSS_WEIGHTS))
-        run.train(squad_train_dataset_fn(train.path, train.num_features, FLAGS.max_seq_length,
-                                         FLAGS.train_batch_size, FLAGS.seed,
-                                         padding_bucket_width(FLAGS.length_bucket_width, strategy, FLAGS.jit_compile),
-                                         FLAGS.bucket_by_length))
-    global_step = load_trained_weights(model, FLAGS.output_dir, FLAGS.init_checkpoint, FLAGS.do_lower_case)
-
-    # Prediction and evaluation: every worker predicts (the replicas' outputs are gathered); only the chief's
-    # files are kept.
-    threshold = FLAGS.null_score_diff_threshold
-    if predicting:
-        results = predict_spans(Predictor(model, strategy), features, FLAGS.predict_batch_size)
-        with distribution.WorkerDirectory(FLAGS.output_dir, strategy) as directory:
-            threshold = _predict_and_evaluate(examples, features, results, directory, global_step,
-                                              sweep.chosen_run_note(FLAGS.init_checkpoint, "f1") if runs else None)
-
-    if FLAGS.export_dir and is_chief:
-        path = export_squad(FLAGS.export_dir, model, squad_tokenizer_layer(FLAGS.vocab_file, FLAGS.do_lower_case,
-                                                                         wordpiece=FLAGS.tokenizer_ops),
-                            FLAGS.max_seq_length, doc_stride=FLAGS.doc_stride,
-                            max_query_length=FLAGS.max_query_length, n_best_size=FLAGS.n_best_size,
-                            max_answer_length=FLAGS.max_answer_length,
-                            version_2_with_negative=FLAGS.version_2_with_negative,
-                            null_score_diff_threshold=threshold)
-        logging.info("exported the model for serving to %s", path)
-
-def _predict_and_evaluate(examples, features, results, directory, global_step, checkpoint_note=None):
-    """Writes the predictions (and with --do_eval the scores, with `checkpoint_note`: what chose the checkpoint)
-    to `directory`; returns the null threshold used."""
-    version_2 = FLAGS.version_2_with_negative
-
-    def predictions(threshold):
-        return squad.compute_predictions(examples, features, results, FLAGS.n_best_size, FLAGS.max_answer_length,
-                                         FLAGS.do_lower_case, version_2, threshold, FLAGS.verbose_logging)
-
-    threshold = FLAGS.null_score_diff_threshold
-    gold = squad.read_gold(FLAGS.predict_file) if FLAGS.do_eval else None
-    if FLAGS.find_best_threshold:
-        # Every question's best span with its null odds, so that the search sees every possible threshold.
-        candidates = predictions(math.inf)
-        threshold = squad.evaluate(gold, candidates.predictions, candidates.null_odds)["best_f1_thresh"]
-        logging.info("best --null_score_diff_threshold on %s: %s", FLAGS.predict_file, threshold)
-    answers = predictions(threshold)
-    for path in squad.write_predictions(answers, directory):
-        logging.info("wrote %s", path)
-    if FLAGS.do_eval:
-        scores = dict(squad.evaluate(gold, answers.predictions, answers.null_odds if version_2 else None))
-        if version_2:
-            scores["null_score_diff_threshold"] = threshold
-        if global_step is not None:
-            scores["global_step"] = global_step
-        if checkpoint_note:
-            scores["checkpoint"] = checkpoint_note
-        for key, value in scores.items():
-            logging.info("eval %s = %s", key, value)
-        json_files.write_json(os.path.join(directory, "eval_results.json"), scores)
-    return threshold
-
-
-def _check_flags():
-    """The original's validate_flags_or_throw, and the added flags' rules."""
-    if not (FLAGS.do_train or FLAGS.do_predict or FLAGS.do_eval or FLAGS.export_dir):
-        cli.fail("at least one of --do_train, --do_predict, --do_eval or --export_dir must be given")
-    if FLAGS.do_train and not FLAGS.train_file:
-        cli.fail("--do_train needs --train_file (a SQuAD JSON file)")
-    if (FLAGS.do_predict or FLAGS.do_eval) and not FLAGS.predict_file:
-        cli.fail("--do_predict and --do_eval need --predict_file (a SQuAD JSON file)")
-    if FLAGS.find_best_threshold and not (FLAGS.do_eval and FLAGS.version_2_with_negative):
-        cli.fail("--find_best_threshold needs --do_eval and --version_2_with_negative: it chooses the SQuAD 2.0 "
-                 "null threshold on --predict_file's answers")
-    squad.check_lengths(FLAGS.max_seq_length, FLAGS.doc_stride, FLAGS.max_query_length)
-    for flag in ("n_best_size", "max_answer_length"):
-        if FLAGS[flag].value < 1:
-            cli.fail(f"--{flag}={FLAGS[flag].value}: expected a positive integer")
+    task = SquadTask(FLAGS.train_file, FLAGS.predict_file, doc_stride=FLAGS.doc_stride,
+                     max_query_length=FLAGS.max_query_length, n_best_size=FLAGS.n_best_size,
+                     max_answer_length=FLAGS.max_answer_length, verbose_logging=FLAGS.verbose_logging,
+                     version_2_with_negative=FLAGS.version_2_with_negative,
+                     null_score_diff_threshold=FLAGS.null_score_diff_threshold,
+                     find_best_threshold=FLAGS.find_best_threshold)
+    run_task(task, finetuning_settings_from_flags(sweep_from_flags()), watch=cli.watch)
 
 
 def run():

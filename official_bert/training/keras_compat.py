@@ -15,6 +15,9 @@ the wrong thing; tests/training/test_keras_compat.py fails loudly, naming this m
 - `OPTIMIZER_HOOKS`: the methods of Keras's TensorFlow optimizer that `optimization/optimizers.py` overrides
   (global-norm clipping after the cross-replica sum, gradient accumulation under merge_call, a schedule counted
   in updates), and `ITERATIONS_ATTRIBUTE`, the counter they and the training checkpoints read.
+- `OPTIMIZER_MEMBERS`: the other private members of that optimizer which those overrides call or read (the
+  accumulation buffers and their updates, the variable index, the learning rate as given), and
+  `TF_INTERNALS`: the private TensorFlow function they call (whether a strategy needs merge_call).
 """
 
 CHECKED_KERAS_VERSION = "3.15.1"
@@ -22,6 +25,13 @@ CHECKED_KERAS_VERSION = "3.15.1"
 OPTIMIZER_HOOKS = ("_get_current_learning_rate", "_clip_gradients", "_all_reduce_sum_gradients",
                    "_backend_apply_gradients")
 ITERATIONS_ATTRIBUTE = "_iterations"
+# name → the parameters of a method (None: an attribute), after the optimizer is built with gradient accumulation.
+OPTIMIZER_MEMBERS = {"_learning_rate": None, "_accumulated_gradients": None,
+                     "_get_variable_index": ["variable"],
+                     "_backend_update_step": ["grads", "trainable_variables", "learning_rate"],
+                     "_backend_increment_gradient_accumulators": ["grads", "acc_grads"],
+                     "_backend_reset_gradient_accumulators": []}
+TF_INTERNALS = ("tf.__internal__.distribute.strategy_supports_no_merge_call",)
 # Where a training checkpoint's object graph keeps the optimizer's counter (a fp16 run's optimizer is wrapped).
 ITERATIONS_CHECKPOINT_KEYS = (f"optimizer/inner_optimizer/{ITERATIONS_ATTRIBUTE}/.ATTRIBUTES/VARIABLE_VALUE",
                               f"optimizer/{ITERATIONS_ATTRIBUTE}/.ATTRIBUTES/VARIABLE_VALUE")

@@ -1,4 +1,4 @@
-"""What a pretraining run leaves for fine-tuning and for comparison with the original: config, vocab, eval results.
+"""What a training run leaves for fine-tuning: its config and vocabulary beside the checkpoints.
 
 The checkpoints themselves are written by `checkpointing.py`; with `bert_config.json` and `vocab.txt` beside
 them the output directory is what `load_checkpoint(model, output_dir)` and the fine-tuning scripts read.
@@ -6,7 +6,6 @@ them the output directory is what `load_checkpoint(model, output_dir)` and the f
 
 import os
 
-import numpy as np
 import tensorflow as tf
 from absl import logging
 
@@ -18,7 +17,6 @@ from official_bert.training.options import TrainingError
 
 CONFIG_NAME = "bert_config.json"
 VOCAB_NAME = "vocab.txt"
-EVAL_RESULTS_NAME = "eval_results.txt"
 
 
 def prepare_output_dir(output_dir, config, vocab_file=None, init_checkpoint=None):
@@ -83,21 +81,3 @@ def _check_vocab(vocab_file, config):
     if len(vocab) > config.vocab_size:
         raise TrainingError(f"--vocab_file={vocab_file} has {len(vocab)} tokens, more than the vocab_size "
                             f"{config.vocab_size} of --bert_config_file")
-
-
-def write_eval_results(results, output_dir):
-    """Writes `eval_results.txt` as the original does: one "key = value" line per result, keys sorted.
-
-    Example:
-    >>> import tempfile
-    >>> directory = tempfile.mkdtemp()
-    >>> write_eval_results({"loss": 2.5, "global_step": 10, "masked_lm_accuracy": 0.25}, directory)
-    >>> print(open(os.path.join(directory, "eval_results.txt")).read(), end="")
-    global_step = 10
-    loss = 2.5
-    masked_lm_accuracy = 0.25
-    """
-    # Floats as the original printed them: float32, shortest repr.
-    write_text(os.path.join(output_dir, EVAL_RESULTS_NAME),
-               "".join(f"{key} = {value if isinstance(value, int) else str(np.float32(value))}\n"
-                       for key, value in sorted(results.items())))

@@ -6,7 +6,8 @@ import os
 import numpy as np
 import pytest
 
-from official_bert.classification import get_processor, write_eval_results, write_leaderboard_file, write_test_results
+from official_bert.classification import get_processor, write_leaderboard_file, write_test_results
+from official_bert.io import write_eval_results
 from official_bert.classification import writers
 
 

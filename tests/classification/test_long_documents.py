@@ -16,8 +16,9 @@ from official_bert.classification.examples import MultipleChoiceExample
 from official_bert.classification.features import convert_example_windows
 from official_bert.export import TextPacker, classifier_serving_spec, export_classifier, tokenizer_layer
 from official_bert.export.windows import document_windows
-from official_bert.finetuning import (FineTuningRun, Predictor, classifier_loss, classifier_metrics,
-                                      evaluate_classifier, fine_tuning_schedule, train_dataset_fn)
+from official_bert.finetuning import FineTuningRun, Predictor, fine_tuning_schedule
+from official_bert.tasks.classification import (classifier_loss, classifier_metrics, evaluate_classifier,
+                                                train_dataset_fn)
 from official_bert.finetuning.windows import document_outputs, pool_windows
 from official_bert.tokenization import FullTokenizer
 from tests.finetuning.test_run_classifier import options, tiny_config, write_model_files

@@ -19,8 +19,8 @@ SCRIPT = textwrap.dedent("""
     import keras
     from official_bert import BertConfig, distribution, squad
     from official_bert.finetuning import FineTuningRun, Predictor, fine_tuning_schedule
-    from official_bert.finetuning.squad import (SPAN_LOSS_WEIGHTS, predict_spans, span_loss, span_metrics,
-                                                span_model, squad_train_dataset_fn)
+    from official_bert.tasks.squad import (SPAN_LOSS_WEIGHTS, predict_spans, span_loss, span_metrics, span_model,
+                                           squad_train_dataset_fn)
     from official_bert.tokenization import FullTokenizer
     from official_bert.training import TrainingOptions
     from tests.cli.test_run_squad import write_inputs

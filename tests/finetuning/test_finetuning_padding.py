@@ -1,6 +1,8 @@
 """Per-batch padding and the training stream: the original's step counts, whole batches across passes, batches
 cut to their longest sequence with the same logits, length bucketing, and no retracing per length."""
 
+import math
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -8,7 +10,8 @@ import tensorflow as tf
 from official_bert import distribution
 from official_bert.batch_padding import padding_bucket_width, trim_to_longest
 from official_bert.classification import feature_dataset
-from official_bert.finetuning import Predictor, fine_tuning_schedule, train_dataset_fn
+from official_bert.finetuning import Predictor, fine_tuning_schedule
+from official_bert.tasks.classification import train_dataset_fn
 from official_bert.finetuning import stream
 from tests.finetuning import test_run_classifier as run_classifier_fixtures
 from tests.finetuning.test_run_classifier import Task
@@ -22,7 +25,10 @@ def test_steps_are_the_originals(num_examples, batch, epochs, warmup):
     num_warmup_steps = int(num_train_steps * warmup)
     schedule = fine_tuning_schedule(num_examples, batch, epochs, warmup)
     assert (schedule.num_train_steps, schedule.num_warmup_steps) == (num_train_steps, num_warmup_steps)
-    assert schedule.steps_per_epoch == num_examples // batch
+    # Epoch k ends where the k-th pass over the examples does; the log's epoch count is --num_train_epochs.
+    assert schedule.steps_per_epoch == num_examples / batch
+    assert schedule.num_epochs == math.ceil(epochs)
+    assert schedule.epoch_ends[-1] == num_train_steps
 
 
 def _ids(dataset, steps):

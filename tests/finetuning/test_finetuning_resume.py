@@ -11,7 +11,7 @@ import tensorflow as tf
 
 from official_bert import BertClassifier, BertConfig, BertEncoder, distribution, squad
 from official_bert.finetuning import FineTuningRun, fine_tuning_schedule
-from official_bert.finetuning.squad import SPAN_LOSS_WEIGHTS, span_loss, span_model, squad_train_dataset_fn
+from official_bert.tasks.squad import SPAN_LOSS_WEIGHTS, span_loss, span_model, squad_train_dataset_fn
 from official_bert.tokenization import FullTokenizer
 from official_bert.training import PretrainingRun
 from official_bert.training.monitor import TrainingMonitor

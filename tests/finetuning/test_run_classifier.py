@@ -11,9 +11,10 @@ import tensorflow as tf
 
 from official_bert import BertClassifier, BertConfig, BertEncoder, distribution, load_checkpoint
 from official_bert.classification import best_metric, get_processor, load_or_create_features
-from official_bert.finetuning import (BestCheckpoint, FineTuningRun, Predictor, best_checkpoint, classifier_loss,
-                                      classifier_metrics, classifier_model, evaluate_classifier, fine_tuning_schedule,
-                                      load_trained_weights, train_dataset_fn)
+from official_bert.finetuning import (BestCheckpoint, FineTuningRun, Predictor, best_checkpoint, fine_tuning_schedule,
+                                      load_trained_weights)
+from official_bert.tasks.classification import (classifier_loss, classifier_metrics, classifier_model,
+                                                evaluate_classifier, train_dataset_fn)
 from official_bert.tokenization import FullTokenizer
 from official_bert.training import TrainingOptions
 from official_bert.training.monitor import read_scalars
@@ -228,7 +229,8 @@ def test_the_best_epoch_by_the_dev_metric_is_kept(tmp_path):
     best = BestCheckpoint(task.output_dir, "accuracy")
     run.train(train_dataset_fn(task.features["train"], 4, task.seed), lambda: {"accuracy": next(scripted)}, best)
 
-    steps = run.schedule.steps_per_epoch
+    steps = int(run.schedule.steps_per_epoch)
+    assert run.schedule.epoch_ends == (steps, 2 * steps, 3 * steps)  # the sst-2 fixture is whole batches
     assert [e["global_step"] for e in best.state["evaluations"]] == [steps, 2 * steps, 3 * steps]
     assert best.path == os.path.join(task.output_dir, f"best-{2 * steps}") == best_checkpoint(task.output_dir)[0]
     assert sorted(n for n in os.listdir(task.output_dir) if n.startswith("best-")) == [f"best-{2 * steps}"]

@@ -3,9 +3,12 @@
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -99,6 +102,66 @@ def test_a_sweep_runs_each_setting_resumes_and_predicts_with_the_best_run(tmp_pa
     assert again.returncode == 0, again.stderr[-3000:]
     assert again.stderr.count("finished in an earlier run") == 3
     assert (sweep_dir / "runs" / names[0] / "eval_results.json").exists()
+
+
+def _processes_naming(text):
+    """The live processes whose command line contains `text` (from the process table; zombies have none)."""
+    pids = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if text in f.read().decode(errors="replace"):
+                    pids.append(int(pid))
+        except OSError:  # gone meanwhile
+            pass
+    return pids
+
+
+def _saved_step(run_dir):
+    checkpoint = tf.train.latest_checkpoint(str(run_dir))
+    return int(checkpoint.rsplit("-", 1)[1]) if checkpoint else None
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the process table is read from /proc")
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM])
+def test_a_killed_sweep_leaves_no_run_training_and_a_rerun_resumes_its_step(tmp_path, signum):
+    write_task("mrpc", str(tmp_path / "data"), repeat=20)  # 160 examples: 40 steps an epoch
+    argv = command(tmp_path, "mrpc", "--do_train", "--do_eval", "--num_train_epochs=3", "--learning_rates=1e-3",
+                   "--seeds=1", "--save_checkpoints_steps=10")
+    run_dir = tmp_path / "run" / "runs" / "bs4-lr0.001-ep3-seed1"
+    log = tempfile.TemporaryFile("w+")  # not a pipe, which a chatty process could fill and block on
+    sweep = subprocess.Popen(argv, env=environment(), stdout=subprocess.DEVNULL, stderr=log, text=True)
+    deadline = time.time() + 240
+    while time.time() < deadline and sweep.poll() is None and not _saved_step(run_dir):
+        time.sleep(0.05)
+    assert sweep.poll() is None and _processes_naming(str(run_dir)), "the sweep's run never started training"
+    sweep.send_signal(signum)
+    sweep.wait(timeout=60)
+
+    # No run trains on: the child is gone within seconds (SIGKILL gives it no chance to stop it).
+    deadline = time.time() + 15
+    while time.time() < deadline and _processes_naming(str(run_dir)):
+        time.sleep(0.1)
+    assert _processes_naming(str(run_dir)) == []
+    saved = _saved_step(run_dir)
+    assert 10 <= saved < 120
+    log.seek(0)
+    stderr = log.read()
+    if signum == signal.SIGTERM:
+        # The sweep says which run stopped and the step its checkpoint holds, the one a rerun resumes from.
+        assert sweep.returncode == 130, stderr[-3000:]
+        assert stderr.rstrip().splitlines()[-1] == (
+            f"run_classifier: interrupted in sweep run 1 of 1, bs4-lr0.001-ep3-seed1 ({run_dir}); its "
+            f"checkpoint of step {saved} is saved: rerun the same command to resume")
+    else:
+        assert sweep.returncode == -signal.SIGKILL
+
+    # A rerun at once takes the locks over and resumes the run where its checkpoint is.
+    rerun = run(argv, timeout=600)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert f"resuming from {run_dir}/ckpt-{saved} at step {saved}" in rerun.stderr
+    assert _read_json(run_dir / "eval_results.json")["global_step"] == 120
 
 
 # Two logical CPUs for a mirrored run: configured before TensorFlow initialises its devices, then the tool runs.

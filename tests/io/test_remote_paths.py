@@ -15,7 +15,7 @@ import pytest
 from tests.cli.test_cli_bad_input import classifier, make_inputs, pretraining
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-pytestmark = pytest.mark.slow  # three tools, each trained or run for a few steps: about a minute on 2 quiet cores
+pytestmark = pytest.mark.slow  # four tools, each trained or run for a few steps: about a minute on 2 quiet cores
 
 DRIVER = """
 import importlib, json, os, sys
@@ -39,6 +39,10 @@ if name == "run_classifier" and code == 0:
     report["served"] = sorted(served(text_a=tf.constant(["the good film ."])))
     with tf.io.gfile.GFile(root + "/run/eval_results.txt") as f:
         report["eval"] = f.read()
+if name == "extract_features" and code == 0:
+    preprocess, encoder = (tf.saved_model.load(root + "/hub/" + part) for part in ("preprocess", "encoder"))
+    outputs = encoder(preprocess(tf.constant(["the good film ."])))
+    report["served"] = {key: value.shape.as_list() for key, value in outputs.items() if key != "encoder_outputs"}
 print(json.dumps(report))
 """
 
@@ -103,3 +107,19 @@ def test_run_classifier_trains_evaluates_and_exports_to_remote_paths(inputs, tmp
     assert not [f for f in files if ".incomplete-" in f or "/.tmp-" in f or "lock" in f]
     assert "eval_accuracy = " in report["eval"] or "accuracy = " in report["eval"]
     assert "probabilities" in report["served"] or "label" in report["served"], report["served"]
+
+
+def test_extract_features_writes_the_tf_hub_pair_and_the_embedding_export_to_remote_paths(inputs, tmp_path):
+    checkpoint = {os.path.join(inputs["ckpt"], name): f"ram://in/ckpt/{name}" for name in os.listdir(inputs["ckpt"])}
+    copies = {**remote(inputs, "vocab", "config"), **checkpoint}
+    argv = [f"--vocab_file={copies[inputs['vocab']]}", f"--bert_config_file={copies[inputs['config']]}",
+            "--init_checkpoint=ram://in/ckpt", "--max_seq_length=16", "--pooling=mean",
+            "--export_tfhub_dir=ram://out/hub", "--export_dir=ram://out/embedding"]
+    report = run_remote("extract_features", copies, argv, "ram://out", str(tmp_path))
+    files = report["files"]
+    for name in ("hub/preprocess/saved_model.pb", "hub/encoder/saved_model.pb", "hub/preprocess/assets/vocab.txt",
+                 "embedding/1/saved_model.pb"):
+        assert name in files, files
+    assert not [f for f in files if ".incomplete-" in f or "/.tmp-" in f]
+    hidden = json.load(open(inputs["config"]))["hidden_size"]
+    assert report["served"]["pooled_output"] == [1, hidden] and report["served"]["sequence_output"] == [1, 16, hidden]

@@ -30,6 +30,24 @@ def test_the_optimizer_hooks_exist_with_the_signatures_overridden():
     assert isinstance(getattr(optimizer, keras_compat.ITERATIONS_ATTRIBUTE), keras.Variable), RECHECK
 
 
+def test_the_optimizer_members_the_overrides_call_exist():
+    optimizer = keras.optimizers.Adam(gradient_accumulation_steps=2)
+    variable = keras.Variable(np.zeros(2, "float32"))
+    optimizer.build([variable])
+    for name, parameters in keras_compat.OPTIMIZER_MEMBERS.items():
+        assert hasattr(optimizer, name), f"keras.optimizers.Optimizer.{name} is gone: {RECHECK}"
+        if parameters is not None:
+            member = getattr(optimizer, name)
+            assert list(inspect.signature(member).parameters) == parameters, f"{name}'s signature changed: {RECHECK}"
+    assert optimizer._get_variable_index(variable) == 0 and len(optimizer._accumulated_gradients) == 1
+    for path in keras_compat.TF_INTERNALS:
+        target = tf
+        for part in path.split(".")[1:]:
+            target = getattr(target, part, None)
+        assert callable(target), f"{path} is gone: {RECHECK}"
+    assert tf.__internal__.distribute.strategy_supports_no_merge_call() in (True, False)
+
+
 def test_the_model_hooks_do_what_the_library_needs(tmp_path):
     strategy = tf.distribute.get_strategy()
     model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])

@@ -11,8 +11,8 @@ import tensorflow as tf
 from official_bert import BertConfig, BertEncoder, BertPretrainer, distribution, save_checkpoint
 from official_bert.training import input_pipeline
 from official_bert.pretraining_data import PretrainingDataError
-from official_bert.training import (PretrainingRun, TrainingError, TrainingOptions, prepare_output_dir,
-                                    write_eval_results)
+from official_bert.io import write_eval_results
+from official_bert.training import PretrainingRun, TrainingError, TrainingOptions, prepare_output_dir
 from official_bert.training.monitor import read_scalars
 
 SEQ_LENGTH, PREDICTIONS, VOCAB_SIZE = 16, 3, 60
@@ -350,10 +350,10 @@ def test_output_dir_gets_config_and_vocab_and_refuses_another_model(tmp_path):
 
 
 def test_eval_results_file_is_the_originals_format(tmp_path):
-    write_eval_results({"masked_lm_loss": 2.0000001, "global_step": 7, "loss": np.float32(2.5),
-                        "next_sentence_accuracy": 0.875, "masked_lm_accuracy": 1 / 3, "next_sentence_loss": 0.5},
-                       str(tmp_path))
+    write_eval_results(str(tmp_path), {"masked_lm_loss": 2.0000001, "global_step": 7, "loss": np.float32(2.5),
+                                       "next_sentence_accuracy": 0.875, "masked_lm_accuracy": 1 / 3,
+                                       "next_sentence_loss": 0.5})
     assert (tmp_path / "eval_results.txt").read_text() == (
         "global_step = 7\nloss = 2.5\nmasked_lm_accuracy = 0.33333334\nmasked_lm_loss = 2.0\n"
         "next_sentence_accuracy = 0.875\nnext_sentence_loss = 0.5\n")
-    assert os.listdir(tmp_path) == ["eval_results.txt"]
+    assert sorted(os.listdir(tmp_path)) == ["eval_results.json", "eval_results.txt"]

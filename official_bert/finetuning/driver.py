@@ -1,0 +1,133 @@
+"""`run_task`: the one lifecycle every fine-tuning task shares, from settings to result files and a SavedModel.
+
+    strategy → output lock → config, precision, tokenizer → the task's data → sweep → model → train
+    (keep-best) → load the checkpoint to use → evaluate / predict → export
+
+Each step is here once, so a fix reaches run_classifier, run_squad and run_ner alike; what differs between tasks is
+behind `FineTuningTask`.
+"""
+
+import keras
+from absl import logging
+
+from official_bert import distribution, tokenization
+from official_bert.batch_padding import padding_bucket_width
+from official_bert.configs import BertConfig, resolve_causal_attention
+from official_bert.finetuning.best import BestCheckpoint, load_trained_weights
+from official_bert.finetuning.predict import Predictor
+from official_bert.finetuning.run import FineTuningRun
+from official_bert.finetuning.schedule import fine_tuning_schedule
+from official_bert.finetuning.sweep import chosen_run_note
+from official_bert.io import output_lock, write_eval_results
+from official_bert.training.options import TrainingError, TrainingOptions
+from official_bert.training.outputs import prepare_output_dir
+from official_bert.training.precision import resolve_mixed_precision
+
+KEEP_BEST_NOTE = ("best of the per-epoch evaluations by {metric} on this dev set (an optimistic figure: chosen on "
+                  "the set it is reported on)")
+
+
+def run_task(task, settings, watch=None):
+    """Fine-tunes, evaluates, predicts and exports `task` as `settings` say; returns the result tables written.
+
+    Args:
+        task: a `FineTuningTask`.
+        settings: the `FineTuningSettings`.
+        watch: called with the `FineTuningRun` once it exists (the tools' interrupt report), or None.
+
+    Raises:
+        official_bert.errors.Error: bad settings or data (nothing is written then), or a failed sweep run.
+    """
+    settings.check()
+    task.check(settings)
+    strategy = settings.strategy() if settings.strategy else distribution.get_strategy("one_device")
+    with output_lock(settings.output_dir, strategy=strategy):
+        return _run(task, settings, strategy, watch)
+
+
+def _run(task, settings, strategy, watch):
+    is_chief = distribution.is_chief(strategy)
+    try:
+        tokenization.validate_case_matches_checkpoint(settings.do_lower_case, settings.init_checkpoint)
+    except ValueError as e:
+        raise TrainingError(str(e)) from None
+    config = _model_config(settings)
+    mixed_precision = resolve_mixed_precision(settings.mixed_precision, strategy)
+    options = _training_options(settings, strategy, mixed_precision)
+    tokenizer = tokenization.create_tokenizer(settings.vocab_file, settings.spm_model_file, settings.do_lower_case,
+                                              preserve_unused_tokens=settings.preserve_unused_tokens)
+    bucket_width = padding_bucket_width(settings.length_bucket_width, strategy, settings.jit_compile)
+
+    # Input: every split needed, read and checked before anything is written; the training features are cached.
+    task.load(settings, tokenizer, bucket_width)
+
+    # The paper's procedure (--sweep, --num_restarts, ...): each run is the tool again in its own directory,
+    # reading the features just cached; the best on dev is what evaluation, prediction and export then use.
+    init_checkpoint, do_train, note = settings.init_checkpoint, settings.do_train, None
+    if settings.sweep is not None:
+        init_checkpoint = settings.sweep.run(settings.output_dir, task.metric)
+        do_train, note = False, chosen_run_note(init_checkpoint, task.metric)
+
+    # Model.
+    keras.utils.set_random_seed(settings.seed)
+    with strategy.scope():
+        model = task.build_model(config, mixed_precision, config.causal_attention)
+    predictor = Predictor(model, strategy)
+
+    # Training; with --keep_best the dev set is evaluated after every epoch and the best checkpoint kept.
+    keep_best = settings.keep_best and do_train and settings.do_eval
+    if do_train:
+        if is_chief:
+            prepare_output_dir(settings.output_dir, config, settings.vocab_file, init_checkpoint)
+        schedule = fine_tuning_schedule(task.num_train_examples(), settings.train_batch_size,
+                                        settings.num_train_epochs, settings.warmup_proportion)
+        run = FineTuningRun(model, task.loss(), options, schedule, strategy, task.metrics(),
+                            do_lower_case=settings.do_lower_case, loss_weights=task.loss_weights)
+        if watch:
+            watch(run)
+        best = BestCheckpoint(settings.output_dir, task.metric, vocab_file=settings.vocab_file) if keep_best else None
+        run.train(task.train_dataset_fn(settings),
+                  (lambda: task.evaluate(predictor, settings)) if keep_best else None, best)
+        if keep_best:
+            note = KEEP_BEST_NOTE.format(metric=best.metric)
+    global_step = load_trained_weights(model, settings.output_dir, init_checkpoint, settings.do_lower_case,
+                                       best=keep_best)
+
+    # Every worker evaluates and predicts (the replicas' outputs are gathered); only the chief's files are kept.
+    tables = {}
+    with distribution.WorkerDirectory(settings.output_dir, strategy) as directory:
+        for basename, results in task.write_outputs(predictor, settings, directory).items():
+            if global_step is not None:
+                results["global_step"] = global_step
+            if note and basename == "eval_results":
+                results["checkpoint"] = note
+            for key in sorted(results):
+                logging.info("%s %s = %s", basename.removesuffix("_results"), key, results[key])
+            for path in write_eval_results(directory, results, basename):
+                logging.info("wrote %s", path)
+            tables[basename] = results
+
+    if settings.export_dir and is_chief:
+        logging.info("exported the model for serving to %s", task.export(model, settings))
+    return tables
+
+
+def _model_config(settings):
+    """The `BertConfig` of --bert_config_file, checked to hold --max_seq_length positions, with the left-only
+    constraint the config records (or --causal_attention gives)."""
+    config = BertConfig.from_json_file(settings.bert_config_file)
+    config.check_seq_length(settings.max_seq_length, f"--bert_config_file={settings.bert_config_file}")
+    return resolve_causal_attention(config, settings.causal_attention, settings.bert_config_file)
+
+
+def _training_options(settings, strategy, mixed_precision):
+    """The `TrainingOptions` of the settings, validated, every batch size checked against the replicas."""
+    for name in ("train_batch_size", "eval_batch_size", "predict_batch_size"):
+        distribution.per_replica_batch_size(getattr(settings, name), strategy.num_replicas_in_sync, f"--{name}")
+    return TrainingOptions(
+        settings.output_dir, train_batch_size=settings.train_batch_size, eval_batch_size=settings.eval_batch_size,
+        learning_rate=settings.learning_rate, save_checkpoints_steps=settings.save_checkpoints_steps,
+        iterations_per_loop=settings.iterations_per_loop, mixed_precision=mixed_precision,
+        jit_compile=settings.jit_compile, log_steps=settings.log_steps, seed=settings.seed,
+        init_checkpoint=settings.init_checkpoint).validate()
+

@@ -1,0 +1,14 @@
+"""The fine-tuning tasks, one module each, every one a `FineTuningTask` that `finetuning.run_task` drives:
+
+- `classification.ClassificationTask`: GLUE, XNLI, SWAG, STS-B and your own TSVs (run_classifier.py);
+- `squad.SquadTask`: SQuAD 1.1 and 2.0 (run_squad.py);
+- `ner.NerTask`: CoNLL named-entity recognition (run_ner.py).
+
+A new task is a new module here and a new tool in `official_bert/tools/` (README: "Adding a task").
+"""
+
+from official_bert.tasks.classification import ClassificationTask
+from official_bert.tasks.ner import NerTask
+from official_bert.tasks.squad import SquadTask
+
+__all__ = ["ClassificationTask", "NerTask", "SquadTask"]

@@ -1,0 +1,258 @@
+"""Named-entity recognition on CoNLL files, as the paper's §5.3 fine-tunes BERT on CoNLL-2003, as a
+`FineTuningTask`: run_ner.py's task logic.
+
+    task = NerTask("conll2003")
+    run_task(task, FineTuningSettings("out", "bert_config.json", "vocab.txt", do_lower_case=False, do_train=True,
+                                      do_eval=True))
+
+The data (CoNLL files, tag schemes, windows and their cache, conlleval, prediction files) is
+`official_bert.ner`'s; this module adds the model, its loss and metric, the training stream, tagging and the export.
+"""
+
+import functools
+
+import keras
+import numpy as np
+import tensorflow as tf
+from absl import logging
+from keras import ops
+
+from official_bert import ner
+from official_bert.batch_padding import trim_to_longest
+from official_bert.export.ner import export_ner, ner_tokenizer_layer
+from official_bert.finetuning.stream import training_batches
+from official_bert.finetuning.task import FineTuningTask
+from official_bert.models import BertTokenClassifier
+from official_bert.ner.features import IGNORE, feature_arrays
+from official_bert.networks.bert_encoder import BertEncoder
+from official_bert.training.options import MIXED_PRECISION_POLICIES
+
+# Windows start this many pieces apart by default; a --max_seq_length whose windows are not longer gets half a
+# window instead (the default must fit every length the tool accepts).
+DOC_STRIDE = 64
+# Each split: its file's name in messages, and the prefix of its result files.
+_SPLITS = (("dev", "eval"), ("test", "test"))
+
+
+class NerTask(FineTuningTask):
+    """run_ner.py's task: CoNLL files (train.txt, valid.txt or dev.txt, test.txt) in any tag scheme, a
+    `BertTokenClassifier` over IOB2 labels, conlleval's scores, prediction files in the input's scheme and a
+    SavedModel that tags raw text.
+
+    Args:
+        data_dir: --data_dir.
+        label_list: --label_list (None: the entity types of train.txt, sorted).
+        doc_stride: --doc_stride (None: 64, or half a window where 64 does not fit).
+        document_context: --document_context (fill windows with the sentences around them).
+
+    Example:
+    >>> task = NerTask("conll2003")
+    >>> task.metric, task.stride(128), task.stride(64), task.stride(32)
+    ('f1', 64, 31, 15)
+    """
+
+    name = "ner"
+    metric = "f1"
+
+    def __init__(self, data_dir, label_list=None, doc_stride=None, document_context=False):
+        self.data_dir, self.label_list = data_dir, label_list
+        self.doc_stride, self.document_context = doc_stride, document_context
+        self.labels, self.data = None, {}
+
+    def stride(self, max_seq_length):
+        """--doc_stride, or its default for `max_seq_length`."""
+        if self.doc_stride is not None:
+            return self.doc_stride
+        return DOC_STRIDE if DOC_STRIDE < max_seq_length - 2 else max(1, (max_seq_length - 2) // 2)
+
+    def check(self, settings):
+        ner.check_window(settings.max_seq_length, self.stride(settings.max_seq_length))
+        if settings.export_dir and not settings.vocab_file:
+            raise ner.NerError("--export_dir needs --vocab_file: the served model splits raw text into words and "
+                               "WordPieces with the in-graph WordPiece tokenizer")
+
+    def load(self, settings, tokenizer, bucket_width):
+        self.bucket_width = bucket_width
+        # Every file needed, read and checked before anything is written; the training windows last, converted
+        # once and cached (a sweep's runs share their sweep's).
+        train_path = ner.split_path(self.data_dir, "train") if settings.do_train or not self.label_list else None
+        train = ner.read_conll(train_path) if train_path else None
+        self.labels = ner.label_map(self.label_list, train, train_path)
+        splits = {split: ner.split_path(self.data_dir, split)
+                  for split, wanted in (("dev", settings.do_eval), ("test", settings.do_predict),
+                                        ("train", settings.do_train)) if wanted}
+        stride = self.stride(settings.max_seq_length)
+        for split, path in splits.items():
+            sentences = train if split == "train" else ner.read_conll(path)
+            ner.check_tags(sentences, path, self.labels, "--label_list" if self.label_list else train_path)
+            convert = (functools.partial(ner.cached_train_windows, cache_dir=settings.cache_dir)
+                       if split == "train" else ner.convert_sentences_to_features)
+            features = convert(sentences, tokenizer, self.labels, settings.max_seq_length, stride,
+                               self.document_context)
+            scheme = ner.detect_scheme([sentence.tags for sentence in sentences])
+            self.data[split] = (path, sentences, features, scheme)
+            logging.info("%s: %d sentences, %d words in %d windows, %s tags", path, len(sentences),
+                         sum(len(sentence.words) for sentence in sentences), len(features), scheme.upper())
+        logging.info("labels: %s", ", ".join(self.labels.labels))
+
+    def build_model(self, config, mixed_precision, causal_attention):
+        return token_classifier_model(config, len(self.labels), mixed_precision, causal_attention)
+
+    def loss(self):
+        return token_loss()
+
+    def metrics(self):
+        return [TokenAccuracy()]
+
+    def num_train_examples(self):
+        return len(self.data["train"][2])
+
+    def train_dataset_fn(self, settings):
+        windows = self.data["train"][2]
+        return train_dataset_fn(windows.inputs, windows.labels, settings.train_batch_size, settings.seed,
+                                self.bucket_width, settings.bucket_by_length)
+
+    def evaluate(self, predictor, settings):
+        return ner.scores(self._tag("dev", predictor, settings.eval_batch_size)[1])
+
+    def write_outputs(self, predictor, settings, directory):
+        tables = {}
+        for split, prefix in _SPLITS:
+            if split not in self.data:
+                continue
+            path, sentences = self.data[split][:2]
+            predicted, counts = self._tag(split, predictor,
+                                          settings.eval_batch_size if split == "dev" else settings.predict_batch_size)
+            logging.info("conlleval on %s:\n%s", path, ner.report(counts))
+            logging.info("wrote %s", ner.write_predictions(f"{directory}/{prefix}_predictions.txt", sentences,
+                                                           predicted))
+            tables[f"{prefix}_results"] = {**ner.scores(counts), "gold_entities": sum(counts.gold.values()),
+                                           "predicted_entities": sum(counts.guessed.values()),
+                                           "correct_entities": sum(counts.correct.values())}
+        return tables
+
+    def export(self, model, settings):
+        return export_ner(settings.export_dir, model, ner_tokenizer_layer(settings.vocab_file, settings.do_lower_case),
+                          settings.max_seq_length, self.labels.labels, self.stride(settings.max_seq_length))
+
+    def _tag(self, split, predictor, batch_size):
+        """The split's predicted tags (in its file's scheme) and conlleval's counts of them."""
+        _, sentences, features, scheme = self.data[split]
+        logits = predict_logits(predictor, features, batch_size)
+        predicted = ner.in_scheme(ner.word_tags(features, logits, sentences, self.labels), scheme)
+        return predicted, ner.score(sentences, predicted)
+
+
+def token_classifier_model(config, num_labels, mixed_precision=None, causal_attention=None):
+    """A `BertTokenClassifier` with `num_labels` outputs on a new encoder (computing in `mixed_precision`; the
+    logits are float32), left-only where `causal_attention` (None: as the config records).
+
+    Example:
+    >>> from official_bert import BertConfig
+    >>> model = token_classifier_model(BertConfig(vocab_size=20, hidden_size=16, num_hidden_layers=1,
+    ...                                           num_attention_heads=2, intermediate_size=32), 9)
+    >>> model.num_classes
+    9
+    """
+    return BertTokenClassifier(BertEncoder(config, dtype=MIXED_PRECISION_POLICIES.get(mixed_precision),
+                                           causal_attention=causal_attention), num_labels)
+
+
+def token_loss():
+    """Softmax cross-entropy averaged over the labelled positions (first pieces of words); `IGNORE` is skipped.
+
+    Example:
+    >>> import numpy as np
+    >>> logits = np.log(np.array([[[0.5, 0.5], [0.9, 0.1], [0.2, 0.8]]], "float32"))
+    >>> loss = float(token_loss()(np.array([[IGNORE, 0, 1]]), logits))
+    >>> round(loss, 4), round(float(-np.log(0.9 * 0.8) / 2), 4)
+    (0.1643, 0.1643)
+    """
+    return keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=IGNORE)
+
+
+@keras.saving.register_keras_serializable(package="official_bert")
+class TokenAccuracy(keras.metrics.Metric):
+    """How many labelled positions (label ≠ `IGNORE`) the arg-max predicts right.
+
+    Args:
+        name: the metric's name.
+
+    Example:
+    >>> import numpy as np
+    >>> metric = TokenAccuracy()
+    >>> metric.update_state(np.array([[IGNORE, 0, 1]]), np.array([[[0.0, 1.0], [1.0, 0.0], [1.0, 0.0]]]))
+    >>> float(metric.result())
+    0.5
+    """
+
+    def __init__(self, name="accuracy", **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.correct = self.add_variable(shape=(), initializer="zeros", dtype="float32", name="correct")
+        self.total = self.add_variable(shape=(), initializer="zeros", dtype="float32", name="total")
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        labelled = ops.cast(ops.not_equal(y_true, IGNORE), "float32")
+        right = ops.cast(ops.equal(ops.argmax(y_pred, axis=-1), ops.cast(y_true, "int64")), "float32")
+        self.correct.assign_add(ops.sum(right * labelled))
+        self.total.assign_add(ops.sum(labelled))
+
+    def result(self):
+        return ops.divide_no_nan(self.correct, self.total)
+
+    def reset_state(self):
+        self.correct.assign(0.0)
+        self.total.assign(0.0)
+
+    def get_config(self):
+        return {"name": self.name}
+
+
+def train_dataset_fn(inputs, labels, batch_size, seed, bucket_width=None, bucket_by_length=False):
+    """step → the training batches of (inputs, label ids) from that global step on: fine-tuning's endless stream
+    of shuffled passes (`finetuning.stream.training_batches`), the same for the same step and seed.
+
+    Args:
+        inputs, labels: the training windows' arrays (`feature_arrays`; a `TrainWindows`' .inputs, .labels).
+        batch_size: the global batch.
+        seed: --seed.
+        bucket_width: pad each batch to its longest sequence, rounded up to a multiple of this (the labels are
+            cut with the inputs); None: every batch at max_seq_length.
+        bucket_by_length: batch features of similar lengths together (--bucket_by_length).
+
+    Example:
+    >>> from official_bert.ner.features import NerFeature, feature_arrays
+    >>> features = [NerFeature(0, [2, i, 3, 0], [1, 1, 1, 0], [-1, 0, -1, -1], {1: 0}, {1: True})
+    ...             for i in range(5)]
+    >>> batches = list(train_dataset_fn(*feature_arrays(features), 5, seed=1, bucket_width=3)(0).take(1))
+    >>> sorted(batches[0][0]["input_word_ids"][:, 1].numpy().tolist()), batches[0][1].shape.as_list()
+    ([0, 1, 2, 3, 4], [5, 3])
+    """
+
+    def trim(batch_inputs, batch_labels):
+        batch_inputs = trim_to_longest(batch_inputs, bucket_width)
+        return batch_inputs, batch_labels[:, :tf.shape(batch_inputs["input_mask"])[1]]
+
+    def dataset(step):
+        records = tf.data.Dataset.from_tensor_slices((inputs, labels))
+        batches = training_batches(records, len(labels), batch_size, seed, lambda x, y: (x, y), step,
+                                   bucket_by_length=bucket_by_length)
+        return batches.map(trim, num_parallel_calls=tf.data.AUTOTUNE) if bucket_width else batches
+
+    return dataset
+
+
+def predict_logits(predictor, features, batch_size):
+    """The model's logits [N, T, num_labels] for the features, in order (padded to whole batches meanwhile).
+
+    Args:
+        predictor: a `finetuning.Predictor` of the model.
+        features: `NerFeature`s.
+        batch_size: the global prediction batch.
+    """
+    padding = -len(features) % batch_size
+    inputs, _ = feature_arrays(features, padding)
+    real = np.array([1.0] * len(features) + [0.0] * padding, np.float32)
+    index = np.arange(len(real), dtype=np.int32)
+    logits, _, real = predictor(tf.data.Dataset.from_tensor_slices((inputs, index, real)).batch(batch_size))
+    return logits[real > 0]
