@@ -3,6 +3,7 @@
 import copy
 import dataclasses
 import json
+from typing import Optional
 
 import tensorflow as tf
 
@@ -83,6 +84,10 @@ class BertConfig:
         type_vocab_size: number of segment ids (released checkpoints use 2).
         initializer_range: stddev of the truncated-normal initializer.
         layer_norm_eps: LayerNorm epsilon (Google's code: 1e-12).
+        causal_attention: the paper's left-to-right model: each position attends to the ones before it only,
+            and fine-tuning keeps that constraint. `run_pretraining.py --objective=ltr` writes it as true in
+            the bert_config.json beside its checkpoints; None (the key absent, as in Google's and Hugging
+            Face's configs) is a bidirectional model, and so is False.
 
     Example:
     >>> config = BertConfig.from_preset("tiny", vocab_size=1000)
@@ -102,6 +107,7 @@ class BertConfig:
     type_vocab_size: int = 16
     initializer_range: float = 0.02
     layer_norm_eps: float = 1e-12
+    causal_attention: Optional[bool] = None
 
     def __post_init__(self):
         self.validate()
@@ -124,6 +130,8 @@ class BertConfig:
         for name in ("initializer_range", "layer_norm_eps"):
             if not getattr(self, name) > 0:
                 raise ConfigError(f"BertConfig.{name} must be positive, got {getattr(self, name)!r}")
+        if self.causal_attention not in (None, True, False):
+            raise ConfigError(f"BertConfig.causal_attention must be true or false, got {self.causal_attention!r}")
         if self.hidden_act not in ACTIVATIONS:
             raise ConfigError(
                 f"BertConfig.hidden_act {self.hidden_act!r} is not supported; expected one of {list(ACTIVATIONS)}")
@@ -146,7 +154,12 @@ class BertConfig:
         return self.hidden_size // self.num_attention_heads
 
     def to_dict(self):
-        return dataclasses.asdict(self)
+        """The config's fields; causal_attention only when set, so that a bidirectional model's config has
+        Google's keys alone."""
+        values = dataclasses.asdict(self)
+        if values["causal_attention"] is None:
+            del values["causal_attention"]
+        return values
 
     def to_json_string(self):
         return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
@@ -230,3 +243,38 @@ class BertConfig:
     @staticmethod
     def preset_names():
         return list(_PRESETS)
+
+
+def resolve_causal_attention(config, flag=None, source="the config", flag_names=("--causal_attention",
+                                                                                  "--nocausal_attention")):
+    """`config` with the left-only constraint decided: what it records, or `flag` (--causal_attention) where it
+    records nothing (a left-to-right model from before the key was written). A flag that contradicts what the
+    config records is refused: fine-tuning an LTR model bidirectionally, or a bidirectional one left-only, is a
+    pre-train/fine-tune mismatch the paper avoids.
+
+    Args:
+        config: a `BertConfig`.
+        flag: --causal_attention: True, False or None (not given).
+        source: the config's file, for the message.
+        flag_names: how the message names the flag set to True and to False.
+
+    Example:
+    >>> ltr = BertConfig.from_preset("tiny", causal_attention=True)
+    >>> resolve_causal_attention(ltr).causal_attention, resolve_causal_attention(ltr, True).causal_attention
+    (True, True)
+    >>> resolve_causal_attention(BertConfig.from_preset("tiny"), True).causal_attention
+    True
+    >>> resolve_causal_attention(ltr, False, "ltr/bert_config.json")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    official_bert.configs.ConfigError: --nocausal_attention contradicts ltr/bert_config.json, which records ...
+    """
+    if flag is None or config.causal_attention is None:
+        return config.replace(causal_attention=bool(config.causal_attention if flag is None else flag) or None)
+    if flag != config.causal_attention:
+        given = flag_names[0] if flag else flag_names[1]
+        recorded = "a left-to-right model (causal_attention: true)" if config.causal_attention else \
+            "a bidirectional model (causal_attention: false)"
+        raise ConfigError(f"{given} contradicts {source}, which records {recorded}: leave the flag out to "
+                          "fine-tune the model as it was pretrained")
+    return config

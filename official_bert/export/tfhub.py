@@ -1,21 +1,34 @@
 """The TF Hub pair, as Model Garden publishes BERT: a `preprocess` SavedModel and an `encoder` SavedModel.
 
-    preprocess = tf.saved_model.load("hub/preprocess")
-    encoder = tf.saved_model.load("hub/encoder")
+Code written for TF Hub's `bert_en_uncased_preprocess/3` and its encoders runs on them unchanged:
+
+    preprocess = hub.load("hub/preprocess")              # or tf.saved_model.load
+    encoder = hub.load("hub/encoder")
     outputs = encoder(preprocess(tf.constant(["hello world"])))    # pooled_output, sequence_output, ...
     pair = preprocess.bert_pack_inputs([preprocess.tokenize(a), preprocess.tokenize(b)], seq_length=64)
+    special = preprocess.tokenize.get_special_tokens_dict()        # vocab_size, mask_id, padding_id, ...
 
-- preprocess: `__call__` (and signature serving_default): string [batch] → int32 [batch, seq_length]
-  input_word_ids, input_mask, input_type_ids; `tokenize`: string [batch] → int32 RaggedTensor [batch, (words),
-  (pieces)]; `bert_pack_inputs(segments, seq_length)`: one or two tokenized segments → the three inputs, with
-  seq_length chosen at call time. The vocabulary (or SentencePiece model) is an asset of the SavedModel.
+and so do `hub.KerasLayer(preprocess)`, `hub.KerasLayer(preprocess.tokenize)`,
+`hub.KerasLayer(preprocess.bert_pack_inputs, arguments=dict(seq_length=64))` and
+`hub.KerasLayer(encoder, trainable=True)` in tf_keras (tests/export/test_tfhub_preprocessor_api.py fine-tunes a
+classifier over them).
+
+- preprocess (see `text.preprocessing.BertPreprocessor`): `__call__` (and signature serving_default): string
+  [batch] → int32 [batch, seq_length] input_word_ids, input_mask, input_type_ids; `tokenize`: string [batch] →
+  int32 RaggedTensor [batch, (words), (pieces)], with `tokenize.get_special_tokens_dict()`: vocab_size and the
+  ids of [CLS], [SEP], [PAD], [MASK] as int32 scalars; `tokenize_with_offsets` (WordPiece only, not
+  SentencePiece): also each token's start and limit byte offsets in the input; `bert_pack_inputs(segments,
+  seq_length=None)`: one or two tokenized segments, [batch, (words), (pieces)] or [batch, (tokens)], → the
+  three inputs, packed to seq_length (by default the export's). The vocabulary (or SentencePiece model) is an
+  asset of the SavedModel.
 - encoder: `__call__(inputs, training=False)`: those three inputs (int32 [batch, T], any T up to
   max_position_embeddings) → {"pooled_output" [B, H], "sequence_output" [B, T, H], "encoder_outputs": every
   layer's [B, T, H], "default": pooled_output}; signature serving_default has the same outputs with
   encoder_outputs flattened to encoder_outputs_0 ... encoder_outputs_{L-1}. It has `variables`,
   `trainable_variables` and `regularization_losses`, the attributes TF Hub's reusable SavedModels have.
 
-Loading needs TensorFlow alone, plus `import tensorflow_text` where the tokenizer uses its ops.
+Loading needs TensorFlow alone, plus `import tensorflow_text` where the tokenizer uses its ops (SentencePiece,
+or `wordpiece="tf_text"`).
 """
 
 import os
@@ -94,7 +107,7 @@ def export_tfhub(export_dir, encoder, tokenizer, seq_length=128):
         export_dir: the directory of the pair (created if needed).
         encoder: a `BertEncoder` with its weights.
         tokenizer: the in-graph tokenizer layer of its vocabulary (see `text.tokenizer_layer`).
-        seq_length: the length `preprocess(text)` packs to; `bert_pack_inputs` takes any.
+        seq_length: the length `preprocess(text)` packs to, and `bert_pack_inputs`' default (it takes any).
 
     Example:
     >>> import os, tempfile

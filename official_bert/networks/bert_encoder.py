@@ -31,7 +31,8 @@ class BertEncoder(keras.Model):
     Args:
         config: a `BertConfig` (or a dict of its fields).
         dtype: optional dtype policy, e.g. "mixed_bfloat16"; defaults to the global policy.
-        causal_attention: the left-to-right (causal) attention mask, and pooling of the last real token.
+        causal_attention: the left-to-right (causal) attention mask, and pooling of the last real token;
+            None: as `config.causal_attention` records (the bert_config.json of an LTR pretraining run).
 
     Example:
     >>> import numpy as np
@@ -44,9 +45,13 @@ class BertEncoder(keras.Model):
     ((1, 5, 128), (1, 128), 2)
     """
 
-    def __init__(self, config, dtype=None, causal_attention=False, **kwargs):
+    def __init__(self, config, dtype=None, causal_attention=None, **kwargs):
         if isinstance(config, dict):
             config = BertConfig(**config)
+        if causal_attention is None:
+            causal_attention = bool(config.causal_attention)
+        elif causal_attention != bool(config.causal_attention):
+            config = config.replace(causal_attention=causal_attention or None)  # what a saved config records
         name = kwargs.pop("name", "bert_encoder")
         inputs = {
             "input_word_ids": keras.Input(shape=(None,), dtype="int32", name="input_word_ids"),

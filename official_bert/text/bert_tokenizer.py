@@ -69,10 +69,31 @@ class BertTokenizer(keras.layers.Layer):
             self._wordpiece = TfTextWordpiece(vocab, MAX_INPUT_CHARS_PER_WORD, vocab_file)
 
     def call(self, inputs):
-        words = self._basic.tokenize(text_batch(inputs, "BertTokenizer"), with_offsets=self.tokenize_with_offsets)
+        return self._tokenize(inputs, self.tokenize_with_offsets)
+
+    def call_with_offsets(self, inputs):
+        """`(ids, starts, ends)` (offsets in `offsets_unit`), as a layer built with `tokenize_with_offsets=True`
+        returns them, whatever this one was built with: `BertPreprocessor` offers both from one layer, so that its
+        SavedModel holds one copy of the vocabulary's tables.
+
+        Args:
+            inputs: string tensor [batch].
+
+        Example:
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "vocab.txt")
+        >>> _ = open(path, "w").write("\\n".join(["[UNK]", "h", "##é", "##llo"]))
+        >>> ids, starts, ends = BertTokenizer(path, do_lower_case=False).call_with_offsets(tf.constant(["héllo"]))
+        >>> ids.to_list(), starts.to_list(), ends.to_list()
+        ([[[1, 2, 3]]], [[[0, 1, 3]]], [[[1, 3, 6]]])
+        """
+        return self._tokenize(inputs, True)
+
+    def _tokenize(self, inputs, with_offsets):
+        words = self._basic.tokenize(text_batch(inputs, "BertTokenizer"), with_offsets=with_offsets)
         ids, first, last = self._wordpiece.tokenize(words)
         ids = words.words.with_flat_values(ids)
-        if not self.tokenize_with_offsets:
+        if not with_offsets:
             return ids
         return ids, ids.with_flat_values(tf.gather(words.char_starts, first)), ids.with_flat_values(
             tf.gather(words.char_ends, last))

@@ -64,6 +64,9 @@ def test_the_pair_in_a_fresh_process_is_the_python_pipeline_and_the_model(hub):
         pieces = preprocess.tokenize(tf.constant({SINGLES!r}))
         a, b = (preprocess.tokenize(tf.constant(texts)) for texts in zip(*{PAIRS!r}))
         pair = preprocess.bert_pack_inputs([a, b], seq_length={PAIR_LENGTH})
+        # seq_length left out: the export's.
+        default = preprocess.bert_pack_inputs([pieces])
+        assert all(np.array_equal(default[k].numpy(), single[k].numpy()) for k in single)
         arrays = {{}}
         for name, inputs in (("single", single), ("pair", pair)):
             outputs = encoder(inputs)
