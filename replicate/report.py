@@ -38,8 +38,6 @@ PAPER_TABLE_6 = (("3/768/12", 5.84, 77.9, 79.8, 88.4), ("6/768/3", 5.24, 80.6, 8
 # Our three sizes are set beside these rows of Table 6, smallest to largest.
 PAPER_SIZE_ROWS = (0, 2, 3)
 PAPER_TABLE_7 = "Table 7, CoNLL-2003 dev F1: fine-tuning 96.4, feature-based (concat last four) 96.1"
-# A difference of means counts as clear at this many standard errors (over seeds).
-CLEAR = 2.0
 # "Comes close": the feature-based approach within this many accuracy points of fine-tuning.
 CLOSE_POINTS = 5.0
 
@@ -183,29 +181,68 @@ def results_table(summaries, seeds):
     return "\n".join(lines) + "\n"
 
 
+# Two-sided 95 % quantiles of Student's t by degrees of freedom (1 ... 30); beyond, the normal's 1.96.
+T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def paired_interval(better, worse):
+    """The mean of the paired differences `better[seed] - worse[seed]` over the seeds both have, and its 95 %
+    interval (paired t); (mean, low, high, n), the interval (nan, nan) below two pairs.
+
+    Example:
+    >>> mean, low, high, n = paired_interval({1: 0.80, 2: 0.82, 3: 0.81}, {1: 0.70, 2: 0.71, 3: 0.72})
+    >>> round(mean, 3), round(low, 3), round(high, 3), n
+    (0.1, 0.075, 0.125, 3)
+    """
+    seeds = sorted(set(better) & set(worse))
+    differences = np.array([better[s] - worse[s] for s in seeds], float)
+    n = len(differences)
+    if n == 0:
+        return float("nan"), float("nan"), float("nan"), 0
+    mean = float(differences.mean())
+    if n < 2:
+        return mean, float("nan"), float("nan"), n
+    half = (T_975[n - 2] if n - 1 <= len(T_975) else 1.96) * float(differences.std(ddof=1)) / math.sqrt(n)
+    return mean, mean - half, mean + half, n
+
+
+def decide(low, high):
+    """The verdict of a claim from the 95 % interval of its difference: "holds" above 0, "reversed" below,
+    "undecided at this scale" across it (or with no interval).
+
+    Example:
+    >>> decide(0.01, 0.05), decide(-0.05, -0.01), decide(-0.01, 0.02), decide(float("nan"), float("nan"))
+    ('holds', 'reversed', 'undecided at this scale', 'undecided at this scale')
+    """
+    if low > 0:
+        return "holds"
+    if high < 0:
+        return "reversed"
+    return "undecided at this scale"
+
+
 def compare(better, worse):
-    """(verdict, detail) for the claim that `better` beats `worse` on dev accuracy.
+    """(verdict, detail) for the claim that `better` beats `worse` on dev accuracy, from the paired differences
+    over the seeds both ran (the same seeds fine-tune every variant): `decide` on their 95 % interval.
 
     Example:
     >>> a = Summary(Variant("a", "a"), {1: 0.80, 2: 0.82, 3: 0.81})
     >>> b = Summary(Variant("b", "b"), {1: 0.70, 2: 0.71, 3: 0.72})
-    >>> compare(a, b)[0], compare(b, a)[0]
-    ('holds', 'does not hold')
+    >>> compare(a, b)[0], compare(b, a)[0], compare(a, a)[0]
+    ('holds', 'reversed', 'undecided at this scale')
+    >>> compare(a, b)[1]
+    '81.0 vs 71.0: +10.0 points, 95 % interval [+7.5, +12.5] over 3 paired seeds'
     """
-    if not better.accuracies or not worse.accuracies:
+    mean, low, high, n = paired_interval(better.accuracies, worse.accuracies)
+    if n == 0:
         return "not run", "missing runs"
-    diff = better.mean - worse.mean
-    se = math.sqrt(better.std ** 2 / len(better.accuracies) + worse.std ** 2 / len(worse.accuracies))
-    detail = f"{100 * better.mean:.1f} vs {100 * worse.mean:.1f} ({100 * diff:+.1f} points"
-    if se > 0:
-        detail += f", {diff / se:+.1f} standard errors)"
+    detail = f"{100 * better.mean:.1f} vs {100 * worse.mean:.1f}: {100 * mean:+.1f} points"
+    if n > 1:
+        detail += f", 95 % interval [{100 * low:+.1f}, {100 * high:+.1f}] over {n} paired seeds"
     else:
-        detail += ")"
-    if diff <= 0:
-        return "does not hold", detail
-    if se > 0 and diff / se < CLEAR:
-        return "same direction, within seed noise", detail
-    return "holds", detail
+        detail += ", one paired seed: no interval"
+    return decide(low, high), detail
 
 
 def claims(summaries):
@@ -220,8 +257,7 @@ def claims(summaries):
     sizes = [s for s in summaries if s.variant.label.startswith("(d)")]
     steps = [compare(larger, smaller) for smaller, larger in zip(sizes, sizes[1:])]
     verdicts = {verdict for verdict, _ in steps}
-    size_verdict = next((v for v in ("not run", "does not hold", "same direction, within seed noise") if v in verdicts),
-                        "holds")
+    size_verdict = next((v for v in ("not run", "reversed", "undecided at this scale") if v in verdicts), "holds")
     perplexities = [f"{s.heldout[2]:.1f}" if s.heldout else "?" for s in sizes]
     results.append(("Bigger models help (Table 6): dev accuracy rises with size", size_verdict,
                     "; ".join(d for _, d in steps) + f"; held-out MLM ppl {' -> '.join(perplexities)}"))
@@ -230,8 +266,8 @@ def claims(summaries):
     gap = 100 * (tuned.mean - features.mean)
     if below == "not run":
         verdict = below
-    elif below == "does not hold":
-        verdict = "does not hold (not below fine-tuning)"
+    elif below == "reversed":
+        verdict = "reversed (above fine-tuning)"
     elif gap > CLOSE_POINTS:
         verdict = f"does not hold (below, but not within {CLOSE_POINTS:.0f} points)"
     else:
@@ -272,8 +308,10 @@ def results_markdown(summaries, seeds, main_shape, pretrain_steps, seconds, wall
         + f"\nTable 6 in full (L/H/A: held-out MLM ppl; MNLI-m / MRPC / SST-2): {table6}. Our sizes sit beside "
         "its rows by rank, smallest to smallest.\n\n"
         "## Claims\n\n```\n" + claims_text(claims(summaries)) + "```\n\n"
-        f"A difference is clear at {CLEAR:.0f} standard errors over seeds; the feature-based approach is close "
-        f"within {CLOSE_POINTS:.0f} points.\n\n"
+        "The rule: every variant is fine-tuned with the same seeds, so each claim is judged on the paired "
+        "differences (seed by seed) of dev accuracy: their mean and 95 % interval (paired t). The claim HOLDS "
+        "where the whole interval is above 0, is REVERSED where it is below 0, and is UNDECIDED AT THIS SCALE "
+        f"where it spans 0; the feature-based approach is close within {CLOSE_POINTS:.0f} points.\n\n"
         + time_line(seconds, wall) + "\n")
 
 

@@ -12,7 +12,7 @@
 #   (e) random    the (a) shape fine-tuned from random initialization
 #   (f) features  the frozen (a) model: its last four layers, concatenated and averaged over the tokens, into a
 #                 trained linear classifier (run_classifier.py --freeze_encoder)
-# (c) is fine-tuned with the left-only constraint kept (run_classifier.py --causal_attention), as in the paper.
+# (c) is fine-tuned with the left-only constraint kept, as in the paper: its bert_config.json records it.
 #
 # A stage that finished (stamp $OUT/.done-<stage>, holding its duration in seconds) is skipped on a rerun; `make
 # replicate-clean` starts over. `replicate/run.sh --quick` runs every stage at a token budget into replicate_out/quick/,
@@ -132,7 +132,8 @@ finetune_plan() {
     {
         echo "mlm_nsp $main --init_checkpoint=$pretrained/mlm_nsp"
         echo "mlm $main --init_checkpoint=$pretrained/mlm"
-        echo "ltr $main --init_checkpoint=$pretrained/ltr --causal_attention"
+        # The config the LTR run wrote records "causal_attention": true, so the fine-tuning keeps it left-only.
+        echo "ltr $pretrained/ltr/bert_config.json --init_checkpoint=$pretrained/ltr"
         for shape in $SIZE_SHAPES; do
             echo "size_$shape $OUT/configs/$shape.json --init_checkpoint=$pretrained/size_$shape"
         done
