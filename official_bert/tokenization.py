@@ -13,4 +13,12 @@ from official_bert.text.tokenization import (BasicTokenizer, FullTokenizer, Voca
                                              check_special_tokens, convert_by_vocab, convert_ids_to_tokens,
                                              convert_to_unicode, convert_tokens_to_ids, load_vocab,
                                              printable_text, validate_case_matches_checkpoint, whitespace_tokenize)
-from official_bert.text.tokenizers import create_tokenizer  # noqa: F401
+
+
+def __getattr__(name):
+    # create_tokenizer (not in the original's module) is imported on first use: it brings in SentencePiece, which
+    # tools that only check casing through this module (query_saved_model) must not load.
+    if name == "create_tokenizer":
+        from official_bert.text.tokenizers import create_tokenizer
+        return create_tokenizer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -113,7 +113,7 @@ def test_extract_features_writes_the_tf_hub_pair_and_the_embedding_export_to_rem
     checkpoint = {os.path.join(inputs["ckpt"], name): f"ram://in/ckpt/{name}" for name in os.listdir(inputs["ckpt"])}
     copies = {**remote(inputs, "vocab", "config"), **checkpoint}
     argv = [f"--vocab_file={copies[inputs['vocab']]}", f"--bert_config_file={copies[inputs['config']]}",
-            "--init_checkpoint=ram://in/ckpt", "--max_seq_length=16", "--pooling=mean",
+            "--init_checkpoint=ram://in/ckpt", "--max_seq_length=16", "--pooling=mean", "--layers=-1",
             "--export_tfhub_dir=ram://out/hub", "--export_dir=ram://out/embedding"]
     report = run_remote("extract_features", copies, argv, "ram://out", str(tmp_path))
     files = report["files"]
