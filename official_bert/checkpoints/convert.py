@@ -5,6 +5,7 @@ import tensorflow as tf
 from official_bert.checkpoints import detect, load_checkpoint, save_checkpoint
 from official_bert.checkpoints.source import CheckpointError
 from official_bert.configs import BertConfig
+from official_bert.io.files import is_stale_temporary, listdir, remove_stale_temporaries
 from official_bert.io.locks import LOCK_NAME
 from official_bert.models import BertClassifier, BertPretrainer, BertSpanLabeler
 from official_bert.networks.bert_encoder import BertEncoder
@@ -32,7 +33,8 @@ def convert_checkpoint(input_path, output_path, output_format, bert_config_file=
 
     Args:
         input_path: anything `load_checkpoint` accepts.
-        output_path: the output directory: new or empty, unless `overwrite`.
+        output_path: the output directory: new or empty, unless `overwrite` (the temporary files a killed
+            conversion left there are removed first, and never count as content).
         output_format: "official_bert", "huggingface" or "google".
         bert_config_file: the model's config, needed when none lies beside the input.
         overwrite: write into a directory that holds files (a run's, another checkpoint's), replacing those
@@ -54,8 +56,9 @@ def convert_checkpoint(input_path, output_path, output_format, bert_config_file=
     >>> len(report.loaded), sorted(os.listdir(dst))[0]
     (26, 'bert_config.json')
     """
-    present = sorted(name.rstrip("/") for name in tf.io.gfile.listdir(output_path)
-                     if name != LOCK_NAME) if tf.io.gfile.isdir(output_path) else []
+    remove_stale_temporaries(output_path)  # a killed conversion's: as big as the checkpoint, and no content
+    present = sorted(name for name in listdir(output_path) if name != LOCK_NAME
+                     and not is_stale_temporary(name)) if tf.io.gfile.isdir(output_path) else []
     if present and not overwrite:
         raise CheckpointError(f"--output_path={output_path} is not empty (it holds {', '.join(present[:5])}"
                               f"{', ...' if len(present) > 5 else ''}): a converted checkpoint there would shadow "

@@ -8,7 +8,7 @@ import tensorflow as tf
 
 from official_bert.checkpoints import google, huggingface, native
 from official_bert.checkpoints.source import CheckpointError
-from official_bert.io import is_file
+from official_bert.io import files, is_file
 
 _BUNDLE_FILE = re.compile(r"\.(index|data-\d{5}-of-\d{5})$")
 _VOCAB_NAME = "vocab.txt"
@@ -90,11 +90,11 @@ def _inside(directory):
         prefix = os.path.join(directory, name)
         if is_file(prefix + ".index"):
             return _tf_format(prefix), prefix
-    indexes = _glob(directory, "*.index")
+    indexes = files.glob("*.index", directory)  # hidden names (a killed write's) left out
     if len(indexes) == 1:
         prefix = indexes[0][:-len(".index")]
         return _tf_format(prefix), prefix
-    weights = _glob(directory, "*.safetensors")
+    weights = files.glob("*.safetensors", directory)
     if len(weights) == 1:
         return "huggingface", weights[0]
     others = [os.path.join(directory, n) for n in ("pytorch_model.bin", "tf_model.h5") if
@@ -119,12 +119,6 @@ def _unsupported(path):
         return (f"{path}: a Keras/TF .h5 weights file holds no variable names to match; load it with "
                 "model.load_weights into the same architecture, or use a .keras file or save_checkpoint")
     return f"{path}: not a checkpoint file this library reads; {_EXPECTED}"
-
-
-def _glob(directory, pattern):
-    """The files of `directory` matching `pattern`, less hidden ones (a killed write's temporaries)."""
-    return sorted(path for path in tf.io.gfile.glob(os.path.join(directory, pattern))
-                  if not os.path.basename(path).startswith("."))
 
 
 def _first_file(directory, candidates):

@@ -66,7 +66,8 @@ def parse_line(unique_id, line):
 
 
 def read_inputs(path):
-    """Yields a `TextInput` for every line of a UTF-8 file (local or any tf.io.gfile filesystem), streamed.
+    """An iterator of a `TextInput` for every line of a UTF-8 file (local or any tf.io.gfile filesystem),
+    streamed; the file is checked when this is called, before the first line is read.
 
     Blank lines are inputs too (`[CLS] [SEP]`), as in the original, so `unique_id` is the line number.
 
@@ -74,7 +75,7 @@ def read_inputs(path):
         path: the --input_file.
 
     Raises:
-        FeatureError: the file is missing, a directory, or a line is not UTF-8.
+        FeatureError: the file is missing, a directory or empty, or a line is not UTF-8.
 
     Example:
     >>> import os, tempfile
@@ -87,6 +88,12 @@ def read_inputs(path):
         raise FeatureError(f"--input_file={path}: file not found")
     if tf.io.gfile.isdir(path):
         raise FeatureError(f"--input_file={path}: expected a file, found a directory")
+    if tf.io.gfile.stat(path).length == 0:
+        raise FeatureError(f"--input_file={path}: the file is empty; expected one text per line")
+    return _read_lines(path)
+
+
+def _read_lines(path):
     with tf.io.gfile.GFile(path, "rb") as f:
         for number, raw in enumerate(f):
             try:

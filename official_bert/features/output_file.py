@@ -3,6 +3,7 @@
 import contextlib
 
 from official_bert.io import atomic_path
+from official_bert.io.atomic import make_parent_directory
 
 
 class OutputFile:
@@ -13,7 +14,7 @@ class OutputFile:
     the files close; an exception inside the `with` block skips it and removes the temporary file).
 
     Args:
-        path: the output file.
+        path: the output file (its directory is created).
     """
 
     def __init__(self, path):
@@ -22,6 +23,7 @@ class OutputFile:
         self._stack = None
 
     def __enter__(self):
+        make_parent_directory(self.path)
         with contextlib.ExitStack() as stack:
             self._open(stack.enter_context(atomic_path(self.path)), stack)
             self._stack = stack.pop_all()

@@ -2,7 +2,9 @@
 
 Each output is written under a hidden temporary name beside it (`.<name>.incomplete-<pid>`, which globs such as
 `out/*.tfrecord` never match) and renamed into place when complete, so a reader never sees half a file and a
-failed or interrupted write leaves nothing behind. A local rename is atomic; on an object store (gs://) it is a
+failed or interrupted write leaves nothing behind. Only SIGKILL (or a lost machine) can leave the temporary
+file: the next write of the same output removes it once its pid is no longer running
+(`files.remove_stale_temporaries`). A local rename is atomic; on an object store (gs://) it is a
 copy and a delete: the target is whole or absent, never half-written.
 """
 
@@ -13,7 +15,7 @@ import tempfile
 import tensorflow as tf
 
 from official_bert.errors import Error
-from official_bert.io.files import is_remote
+from official_bert.io.files import is_remote, remove_stale_temporaries, remove_tree, temporary_path
 
 # The two files of a TF checkpoint bundle with one shard, index last: a prefix whose `.index` exists is
 # complete, because the data file was renamed into place first.
@@ -25,17 +27,6 @@ WRITE_ERRORS = (OSError, tf.errors.OpError)
 
 class OutputError(Error):
     """An output that cannot be written (read-only location, full disk, a file in the way); names the path."""
-
-
-def temporary_path(path):
-    """The hidden name `path` is written under before it is renamed into place.
-
-    Example:
-    >>> temporary_path("out/train.tfrecord") == f"out/.train.tfrecord.incomplete-{os.getpid()}"
-    True
-    """
-    head, tail = os.path.split(os.fspath(path))
-    return os.path.join(head, f".{tail}.incomplete-{os.getpid()}")
 
 
 def reason(error):
@@ -69,6 +60,7 @@ def atomic_path(path):
     ('done', ['out.txt'])
     """
     path = os.fspath(path)
+    _remove_stale(path)
     tmp = temporary_path(path)
     try:
         yield tmp
@@ -111,6 +103,7 @@ def atomic_bundle(prefix, suffixes=BUNDLE_SUFFIXES):
         suffixes: the bundle's files, renamed in this order (the index last).
     """
     prefix = os.fspath(prefix)
+    _remove_stale(prefix)
     tmp = temporary_path(prefix)
     try:
         yield tmp
@@ -142,6 +135,7 @@ def atomic_directory(path):
     ('new', ['encoder'])
     """
     path = os.fspath(path).rstrip("/")
+    _remove_stale(path)
     tmp = temporary_path(path)
     old = temporary_path(path) + ".old"
     try:
@@ -197,15 +191,28 @@ def write_text(path, text):
     >>> open(path).read()
     'loss = 1.5\\n'
     """
+    make_parent_directory(path)
+    with atomic_path(path) as tmp, tf.io.gfile.GFile(tmp, "w") as f:
+        f.write(text)
+    return path
+
+
+def make_parent_directory(path):
+    """Creates the directory of the output file `path` and the missing ones above it; raises `OutputError`
+    naming the directory when it cannot be created (a file in the way, a read-only location).
+
+    Example:
+    >>> import os, tempfile
+    >>> target = os.path.join(tempfile.mkdtemp(), "a", "b", "features.jsonl")
+    >>> make_parent_directory(target); os.path.isdir(os.path.dirname(target))
+    True
+    """
     directory = os.path.dirname(os.fspath(path))
     try:
         if directory:
             tf.io.gfile.makedirs(directory)
     except WRITE_ERRORS as e:
         raise OutputError(f"{directory}: cannot create the directory ({reason(e)})") from None
-    with atomic_path(path) as tmp, tf.io.gfile.GFile(tmp, "w") as f:
-        f.write(text)
-    return path
 
 
 def copy_atomically(src, dst):
@@ -223,22 +230,6 @@ def copy_atomically(src, dst):
         tf.io.gfile.copy(src, tmp, overwrite=True)
 
 
-def remove_tree(path):
-    """Removes a file or directory tree on any filesystem, if present; errors are ignored (cleanup only).
-
-    Example:
-    >>> import os, tempfile
-    >>> work = tempfile.mkdtemp()
-    >>> os.makedirs(os.path.join(work, "ckpt-5_temp", "part"))
-    >>> remove_tree(os.path.join(work, "ckpt-5_temp")); remove_tree(os.path.join(work, "absent"))
-    >>> os.listdir(work)
-    []
-    """
-    try:
-        if tf.io.gfile.isdir(path):
-            tf.io.gfile.rmtree(path)
-        elif tf.io.gfile.exists(path):
-            tf.io.gfile.remove(path)
-    except WRITE_ERRORS:
-        pass
-
+def _remove_stale(path):
+    # A killed run's temporaries of this same output would otherwise stay forever: nothing else has their name.
+    remove_stale_temporaries(*os.path.split(path))

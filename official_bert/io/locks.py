@@ -29,7 +29,7 @@ from absl import logging
 
 from official_bert import distribution
 from official_bert.io.atomic import WRITE_ERRORS, OutputError, reason, remove_tree, temporary_path
-from official_bert.io.files import is_remote
+from official_bert.io.files import is_remote, pid_running
 
 LOCK_NAME = ".official_bert.lock"
 
@@ -133,16 +133,6 @@ def _describe(holder):
     return f"pid {holder['pid']} on {host}, {holder.get('program', '?')} since {holder.get('since', '?')}"
 
 
-def _pid_running(pid):
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, ValueError, OverflowError):
-        return True  # another user's process, or a pid this system cannot have: not ours to judge dead
-    return True
-
-
 class _Lock:
     def __init__(self, path, directory, flag):
         self.path = path
@@ -230,7 +220,7 @@ class _GfileLock(_Lock):
     def acquire(self):
         holder = read_holder(self.directory)
         if holder is not None or tf.io.gfile.exists(self.path):
-            if holder is not None and holder["host"] == socket.gethostname() and _pid_running(holder["pid"]):
+            if holder is not None and holder["host"] == socket.gethostname() and pid_running(holder["pid"]):
                 raise self.in_use(holder)
             self.take_over(holder)
             remove_tree(self.path)

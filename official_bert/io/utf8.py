@@ -36,3 +36,17 @@ def utf8_warning(bad_bytes, first):
     if not bad_bytes:
         return None
     return f"dropped {bad_bytes:,} bytes that are not UTF-8, as the original does (the first on {first})"
+
+
+def not_utf8(raw):
+    """Why the bytes `raw` are not UTF-8 text, for a message naming their line or flag; None when they are.
+
+    Example:
+    >>> not_utf8("café".encode("latin-1")), not_utf8("café".encode("utf-8"))
+    ('byte 0xe9 at offset 3 is not UTF-8', None)
+    """
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return f"byte 0x{raw[e.start]:02x} at offset {e.start} is not UTF-8"
+    return None

@@ -9,9 +9,10 @@ as conlleval requires; so a line whose tag is missing is caught, as well as a ta
 import dataclasses
 
 import tensorflow as tf
+from absl import logging
 
 from official_bert.ner.errors import NerError
-from official_bert.ner.tags import split_tag
+from official_bert.ner.tags import scheme_evidence, split_tag
 
 DOCSTART = "-DOCSTART-"
 # The files CoNLL-2003 ships, and the other usual name of the dev set.
@@ -139,3 +140,34 @@ def split_path(data_dir, split):
             return path
     raise NerError(f"--data_dir={data_dir}: no {' or '.join(names)} in it (the {split} split)")
 
+
+def detect_file_scheme(sentences, path):
+    """The tag scheme of a CoNLL file (`tags.detect_scheme`), logged with the line that decided it; a file that
+    mixes schemes (IOB1's I- starts with an E-/S- tag, ...) is warned about, naming the first line of each.
+
+    Args:
+        sentences: the file's `Sentence`s (`read_conll`).
+        path: the file, for messages.
+
+    Returns:
+        the scheme, one of `tags.SCHEMES`.
+
+    Example:
+    >>> sentences = [Sentence([["EU", "I-ORG"]], [1], 0), Sentence([["Peter", "E-PER"]], [3], 0)]
+    >>> detect_file_scheme(sentences, "train.txt")
+    'iobes'
+    """
+    found = scheme_evidence([sentence.tags for sentence in sentences])
+
+    def where(scheme):
+        evidence = found.evidence[scheme]
+        return f"{path}:{sentences[evidence.sentence].lines[evidence.word]}: {evidence.reason}"
+
+    logging.info("%s: %s tags (%s)", path, found.scheme.upper(),
+                 where(found.scheme) if found.decided_by else "no tag implies another scheme")
+    if found.mixed:
+        logging.warning("%s mixes tag schemes: %s; it is read as %s (chunks by conlleval's rules) and predictions "
+                        "are written in %s: check its tags", path,
+                        "; ".join(f"{scheme.upper()} ({where(scheme)})" for scheme in found.mixed),
+                        found.scheme.upper(), found.scheme.upper())
+    return found.scheme

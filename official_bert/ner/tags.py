@@ -20,6 +20,8 @@ Example:
 ['B-PER', 'I-PER', 'O', 'B-LOC', 'B-LOC']
 """
 
+import dataclasses
+
 SCHEMES = ("iob1", "iob2", "iobes", "bilou")
 _PREFIXES = {"B": "B", "I": "I", "E": "E", "S": "S", "L": "E", "U": "S"}
 
@@ -109,7 +111,7 @@ def to_scheme(tags, scheme):
 
 def detect_scheme(tag_sequences):
     """The scheme a file's tags are written in: bilou or iobes if any L-/U- or E-/S- tag, iob1 if a chunk starts
-    with I- (CoNLL-2003's original files), else iob2.
+    with I- (CoNLL-2003's original files), else iob2 (`scheme_evidence` says which tags decided it).
 
     Args:
         tag_sequences: each sentence's tags.
@@ -120,14 +122,92 @@ def detect_scheme(tag_sequences):
     >>> detect_scheme([["S-PER"]]), detect_scheme([["U-PER"]])
     ('iobes', 'bilou')
     """
-    prefixes = {tag.partition("-")[0] for tags in tag_sequences for tag in tags}
-    if prefixes & {"L", "U"}:
-        return "bilou"
-    if prefixes & {"E", "S"}:
-        return "iobes"
-    for tags in tag_sequences:
-        for entity_type, start, _ in chunks(tags):
-            if tags[start].startswith("I-"):
-                return "iob1"
-    return "iob2"
+    return scheme_evidence(tag_sequences).scheme
 
+
+@dataclasses.dataclass(frozen=True)
+class Evidence:
+    """The first tag that implies a scheme.
+
+    Args:
+        sentence: the index of its sentence.
+        word: its index in the sentence.
+        reason: why it implies the scheme, e.g. "E-PER is an E-/S- tag".
+    """
+
+    sentence: int
+    word: int
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True)
+class SchemeEvidence:
+    """What decided a file's scheme (`scheme_evidence`).
+
+    Args:
+        scheme: the scheme the file is read and written in (as `detect_scheme`).
+        evidence: scheme → the `Evidence` of the first tag that implies it, for each scheme some tag implies:
+            bilou (an L-/U- tag), iobes (an E-/S- tag), iob1 (a chunk that starts with I-), iob2 (a chunk that
+            starts with B- though no chunk of its type precedes it, which IOB1 never writes).
+    """
+
+    scheme: str
+    evidence: dict
+
+    @property
+    def decided_by(self):
+        """The `Evidence` of `scheme`, or None (iob2 for lack of any other: no tag implies a scheme)."""
+        return self.evidence.get(self.scheme)
+
+    @property
+    def mixed(self):
+        """The schemes implied that exclude one another, in the order of `SCHEMES`: IOB1 with any other, IOBES
+        with BILOU (IOB2's B- at a chunk's start is IOBES's and BILOU's too); empty when the file is consistent.
+
+        Example:
+        >>> scheme_evidence([["I-PER", "O", "E-PER"]]).mixed, scheme_evidence([["B-PER", "E-PER"]]).mixed
+        (['iob1', 'iobes'], [])
+        """
+        implied = set(self.evidence)
+        if implied & {"iobes", "bilou"}:
+            implied.discard("iob2")
+        return [scheme for scheme in SCHEMES if scheme in implied] if len(implied) > 1 else []
+
+
+def scheme_evidence(tag_sequences):
+    """The scheme of a file's tags (`detect_scheme`) and the first tag that implies each scheme found.
+
+    Args:
+        tag_sequences: each sentence's tags.
+
+    Example:
+    >>> found = scheme_evidence([["O", "I-PER"], ["B-LOC", "O", "E-PER"]])
+    >>> found.scheme, found.decided_by, found.mixed
+    ('iobes', Evidence(sentence=1, word=2, reason='E-PER is an E-/S- tag'), ['iob1', 'iobes'])
+    >>> found.evidence["iob1"].reason
+    'I-PER starts a chunk'
+    """
+    evidence = {}
+    for sentence, tags in enumerate(tag_sequences):
+        previous = ("O", "")
+        chunk_end, chunk_type = None, None  # the chunk before the current tag, to tell IOB1's B- from IOB2's
+        for word, tag in enumerate(tags):
+            current = split_tag(tag)
+            prefix = tag.partition("-")[0]
+            if prefix in ("L", "U"):
+                evidence.setdefault("bilou", Evidence(sentence, word, f"{tag} is an L-/U- tag"))
+            elif prefix in ("E", "S"):
+                evidence.setdefault("iobes", Evidence(sentence, word, f"{tag} is an E-/S- tag"))
+            if current[0] != "O" and _starts(previous, current):
+                if prefix == "I":
+                    evidence.setdefault("iob1", Evidence(sentence, word, f"{tag} starts a chunk"))
+                elif prefix == "B" and not (chunk_end == word and chunk_type == current[1]):
+                    evidence.setdefault("iob2", Evidence(sentence, word, f"{tag} starts a chunk that follows none "
+                                                                         "of its type"))
+            if current[0] != "O":
+                chunk_end, chunk_type = word + 1, current[1]
+            previous = current
+    for scheme in ("bilou", "iobes", "iob1"):
+        if scheme in evidence:
+            return SchemeEvidence(scheme, evidence)
+    return SchemeEvidence("iob2", evidence)

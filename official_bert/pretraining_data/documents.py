@@ -54,7 +54,8 @@ class Block:
 
 
 def expand_input_files(input_file):
-    """Returns the files named by a comma-separated list of paths and glob patterns, in order.
+    """Returns the files named by a comma-separated list of paths and glob patterns, in order; a path that
+    exists is that file, even when its name has glob characters (`files.glob`).
 
     >>> expand_input_files("/no/such/file.txt")
     Traceback (most recent call last):

@@ -68,6 +68,61 @@ def _first_example(path):
     return None
 
 
+# The [MASK] check needs this many [MASK]s expected in the sample: fewer would refuse good data by chance.
+_MIN_EXPECTED_MASKS = 40
+
+
+def vocabulary_mismatch(batch, cls_id, sep_id, mask_id, mask_token_prob=0.8):
+    """What in a sample of records (a batch of `read_batches`) shows that the vocabulary's [CLS], [SEP] and
+    [MASK] ids are not those the records were made with; None when they fit.
+
+    Every record starts with [CLS] and ends each segment with [SEP] (create_pretraining_data never masks
+    them), and about `mask_token_prob` of the masked positions hold [MASK] (the 80/10/10 rule): fewer than
+    half of that is refused, once the sample is large enough for it not to happen by chance.
+
+    Args:
+        batch: the sample, named as `read_batches` names it.
+        cls_id, sep_id, mask_id: the vocabulary's ids of [CLS], [SEP], [MASK].
+        mask_token_prob: the --mask_token_prob the data was made with.
+
+    Returns:
+        a message saying what was found, or None.
+
+    Example:
+    >>> batch = {"input_ids": np.array([[2, 4, 3, 6, 3, 0]]), "input_mask": np.array([[1, 1, 1, 1, 1, 0]]),
+    ...          "segment_ids": np.array([[0, 0, 0, 1, 1, 0]]), "masked_lm_positions": np.array([[1, 0]]),
+    ...          "masked_lm_weights": np.array([[1.0, 0.0]])}
+    >>> vocabulary_mismatch(batch, cls_id=2, sep_id=3, mask_id=4) is None
+    True
+    >>> vocabulary_mismatch(batch, cls_id=3, sep_id=2, mask_id=4)  # doctest: +ELLIPSIS
+    '1 of 1 records do not start with its [CLS] (id 3; the first starts with id 2); 1 of 1 records do not end...'
+    """
+    ids, real = batch["input_ids"], batch["input_mask"] > 0
+    records, rows = len(ids), np.arange(len(ids))
+    lengths = real.sum(axis=1)
+    found = []
+    bad_start = ids[:, 0] != cls_id
+    if bad_start.any():
+        found.append(f"{int(bad_start.sum())} of {records} records do not start with its [CLS] (id {cls_id}; the "
+                     f"first starts with id {int(ids[bad_start][0, 0])})")
+    second = (batch["segment_ids"] > 0) & real
+    has_second = second.any(axis=1)
+    segment_ends = [(rows, np.maximum(lengths - 1, 0)), (rows[has_second], second[has_second].argmax(axis=1) - 1)]
+    bad_end = np.zeros(records, bool)
+    for where, end in segment_ends:
+        bad_end[where] |= ids[where, end] != sep_id
+    if bad_end.any():
+        found.append(f"{int(bad_end.sum())} of {records} records do not end each segment with its [SEP] "
+                     f"(id {sep_id})")
+    weights = batch["masked_lm_weights"] > 0
+    shown = np.take_along_axis(ids, batch["masked_lm_positions"], axis=1)[weights]
+    share = float((shown == mask_id).mean()) if shown.size else 0.0
+    if shown.size * mask_token_prob >= _MIN_EXPECTED_MASKS and share < mask_token_prob / 2:
+        found.append(f"{100 * share:.0f} % of {shown.size} masked positions hold its [MASK] (id {mask_id}), "
+                     f"not about {100 * mask_token_prob:.0f} %")
+    return "; ".join(found) or None
+
+
 class ExampleStatistics:
     """Accumulates the statistics that show the procedure: masked share and the num_to_predict formula,
     [MASK]/kept/random split, [CLS]/[SEP] never masked, NSP balance, lengths, whole words.

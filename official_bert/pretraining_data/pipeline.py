@@ -8,7 +8,8 @@
 
 Temporary files are unnamed (they never appear in a directory listing and vanish with the process, even after
 `kill -9`) and live beside the first output file (or in the system's temporary directory for a `scheme://`
-output).
+output). Only the output files' own hidden names (`files.temporary_path`) can outlive a killed run, during
+pass 3; the next run removes them first.
 """
 
 import contextlib
@@ -17,7 +18,7 @@ import tempfile
 
 from absl import logging
 
-from official_bert.io.files import is_remote
+from official_bert.io.files import is_remote, remove_stale_temporaries
 from official_bert.io.utf8 import Utf8Decoder
 from official_bert.pretraining_data.documents import iter_blocks, read_documents
 from official_bert.pretraining_data.errors import PretrainingDataError
@@ -65,6 +66,8 @@ def create_pretraining_data(input_files, output_files, generator, num_workers=1,
     (2, ['corpus.txt', 'out.tfrecord', 'vocab.txt'])
     """
     progress = progress or Progress()
+    for path in output_files:  # before this run's own temporary files need the space a killed run's hold
+        remove_stale_temporaries(*os.path.split(path))
     temp_dir = temp_dir or _temporary_directory(output_files[0])
     with _temporary_writes(temp_dir):
         store = TokenStore(temp_dir)

@@ -1,9 +1,11 @@
-"""TFRecord files written round-robin under temporary names, renamed only when the run completes."""
+"""TFRecord files written round-robin under temporary names (`files.temporary_path`), renamed only when the run
+completes; the temporaries a killed run left of the same files are removed first."""
 
 import gzip
 import os
 
 from official_bert.io import files
+from official_bert.io.files import temporary_path
 from official_bert.pretraining_data.errors import PretrainingDataError
 from official_bert.pretraining_data.files import write_error
 
@@ -29,16 +31,6 @@ def output_paths(output_file, num_output_shards=1):
     if len(set(paths)) != len(paths):
         raise PretrainingDataError(f"--output_file names a file twice: {output_file}")
     return paths
-
-
-def temporary_path(path):
-    """Hidden and suffixed: globs such as out/*.tfrecord never pick up an unfinished file.
-
-    >>> temporary_path("out/train.tfrecord").startswith("out/.train.tfrecord.incomplete-")
-    True
-    """
-    head, tail = os.path.split(path)
-    return os.path.join(head, f".{tail}.incomplete-{os.getpid()}")
 
 
 class ShardedRecordWriter:
@@ -74,6 +66,7 @@ class ShardedRecordWriter:
                 directory = os.path.dirname(path)
                 if directory:
                     files.makedirs(directory)
+                files.remove_stale_temporaries(directory, os.path.basename(path))
                 raw = files.open_file(temporary_path(path), "wb")
                 self._raw.append(raw)
                 # No name and no time in the gzip header: the bytes depend on the records alone.

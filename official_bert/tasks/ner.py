@@ -89,10 +89,10 @@ class NerTask(FineTuningTask):
                        if split == "train" else ner.convert_sentences_to_features)
             features = convert(sentences, tokenizer, self.labels, settings.max_seq_length, stride,
                                self.document_context)
-            scheme = ner.detect_scheme([sentence.tags for sentence in sentences])
+            scheme = ner.detect_file_scheme(sentences, path)  # logs the line that decided it, warns on a mix
             self.data[split] = (path, sentences, features, scheme)
-            logging.info("%s: %d sentences, %d words in %d windows, %s tags", path, len(sentences),
-                         sum(len(sentence.words) for sentence in sentences), len(features), scheme.upper())
+            logging.info("%s: %d sentences, %d words in %d windows", path, len(sentences),
+                         sum(len(sentence.words) for sentence in sentences), len(features))
         logging.info("labels: %s", ", ".join(self.labels.labels))
 
     def build_model(self, config, mixed_precision, causal_attention):

@@ -51,7 +51,7 @@ class SquadTask(FineTuningTask):
     Example:
     >>> task = SquadTask(predict_file="dev-v1.1.json")
     >>> task.metric, task.query_length(128), task.query_length(64)
-    ('f1', 64, 32)
+    ('f1', 64, 30)
     """
 
     name = "squad"

@@ -6,7 +6,8 @@
 The input may be any format `official_bert.checkpoints.load_checkpoint` reads; every head it holds
 (MLM/NSP, a classifier, the SQuAD head) is converted too, and a vocab.txt beside it is copied. --output_path must
 be a new or empty directory (or pass --overwrite): converted files beside another checkpoint would shadow it.
-Each file is written under a temporary name, so Ctrl-C or `kill` (exit status 130) leaves none half-written.
+Each file is written under a temporary name, so Ctrl-C or `kill` (exit status 130) leaves none half-written; what
+`kill -9` leaves (hidden .<name>.incomplete-<pid> files) the next run removes, and never counts as content.
 Exit status 1 with a one-line message on bad flags or input.
 """
 

@@ -83,6 +83,8 @@ def main():
         raise FeatureError(f"--vocab_file={FLAGS.vocab_file or FLAGS.spm_model_file} has {len(tokenizer.vocab)} "
                            f"tokens, more than the vocab_size={config.vocab_size} of --bert_config_file")
 
+    inputs = read_inputs(FLAGS.input_file) if FLAGS.input_file else None  # checked now, before the model loads
+
     # Model.
     encoder = BertEncoder(config)
     load_checkpoint(encoder, FLAGS.init_checkpoint, FLAGS.do_lower_case)
@@ -90,7 +92,7 @@ def main():
     # Features, streamed: tokenized as read, written in input order as each window of batches is done.
     if FLAGS.input_file:
         extractor = FeatureExtractor(encoder, layers, pooling, FLAGS.normalize, FLAGS.batch_size)
-        texts = (tokenize_input(t, tokenizer, FLAGS.max_seq_length) for t in read_inputs(FLAGS.input_file))
+        texts = (tokenize_input(t, tokenizer, FLAGS.max_seq_length) for t in inputs)
         progress = Progress()
         with open_writer(FLAGS.output_format, FLAGS.output_file, layers, FLAGS.output_dtype) as writer:
             for features in extractor.extract(texts):

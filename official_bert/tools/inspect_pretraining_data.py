@@ -5,9 +5,10 @@
         [--num_examples=3]
 
 Reads v1 (input_ids, segment_ids) or v2 (input_word_ids, input_type_ids) names, gzip-compressed or not.
-Reports the masked share and how often it equals the num_to_predict formula, the [MASK]/kept/random
-split, [CLS]/[SEP] never masked, the next-sentence balance, a length histogram and the share of short
-sequences, and words masked only in part (0 with --do_whole_word_mask).
+Refuses a vocabulary that the records contradict ([CLS] first, a [SEP] ending each segment, [MASK] at most
+masked positions: checked on the first records). Reports the masked share and how often it equals the
+num_to_predict formula, the [MASK]/kept/random split, [CLS]/[SEP] never masked, the next-sentence balance, a
+length histogram and the share of short sequences, and words masked only in part (0 with --do_whole_word_mask).
 """
 
 import os
@@ -30,6 +31,8 @@ flags.DEFINE_string("vocab_file", None, "The vocabulary the data was made with (
 flags.DEFINE_string("spm_model_file", None,
                     "The SentencePiece model the data was made with, instead of --vocab_file.")
 flags.DEFINE_float("masked_lm_prob", 0.15, "The --masked_lm_prob the data was made with.")
+flags.DEFINE_float("mask_token_prob", 0.8, "The --mask_token_prob the data was made with (to check that "
+                   "--vocab_file's [MASK] is the data's).")
 flags.DEFINE_integer("max_records", None, "Read at most this many records (default: all).")
 flags.DEFINE_integer("num_examples", 3, "Examples to decode.")
 
@@ -47,6 +50,8 @@ def main():
                                          ptd.continuation_flags(tokens))
     decoded = []
     for batch in inspection.read_batches(paths, FLAGS.max_records):
+        if stats.records == 0:  # the first batch is the sample: wrong ids would make every statistic nonsense
+            _check_vocabulary(batch, vocab)
         stats.add_batch(batch)
         for row in range(min(len(batch["input_ids"]), FLAGS.num_examples - len(decoded))):
             decoded.append(inspection.decode_example({name: v[row] for name, v in batch.items()}, inv_vocab))
@@ -57,6 +62,15 @@ def main():
     print("\n".join(stats.report()))
     for i, text in enumerate(decoded):
         print(f"example {i}: {text}")
+
+
+def _check_vocabulary(batch, vocab):
+    mismatch = inspection.vocabulary_mismatch(batch, vocab["[CLS]"], vocab["[SEP]"], vocab["[MASK]"],
+                                              FLAGS.mask_token_prob)
+    if mismatch:
+        flag = f"--vocab_file={FLAGS.vocab_file}" if FLAGS.vocab_file else f"--spm_model_file={FLAGS.spm_model_file}"
+        raise ptd.PretrainingDataError(f"{flag}: not the vocabulary the records were made with: in the first "
+                                       f"{len(batch['input_ids']):,} records, {mismatch}")
 
 
 def run():

@@ -17,6 +17,7 @@ Exit status 1 with a one-line message on bad flags or input.
 
 import json
 import os
+import sys
 
 # Only cli (first: it quiets TensorFlow's C++ start-up logging): importing the library's model code would hide a
 # SavedModel that is not self-contained.
@@ -25,6 +26,8 @@ from official_bert.tools import cli
 import numpy as np
 import tensorflow as tf
 from absl import app, flags
+
+from official_bert.io.utf8 import not_utf8
 
 FLAGS = flags.FLAGS
 _SHOWN = 10  # items of an array printed, e.g. of per-token logits
@@ -117,7 +120,11 @@ def _parse_inputs(pairs, specs, signature):
     """--input NAME=VALUE flags → {name: tensor} for the signature's input `specs` (name → tf.TensorSpec)."""
     expected = ", ".join(f"{name} ({_describe(spec)})" for name, spec in sorted(specs.items()))
     values = {}
-    for pair in pairs:
+    for number, pair in enumerate(pairs, 1):
+        raw = os.fsencode(pair)  # the command line's bytes: Python keeps those that are not UTF-8 as surrogates
+        if problem := not_utf8(raw):
+            cli.fail(f"--input number {number} ({raw.decode('utf-8', 'backslashreplace')}): {problem}; inputs must "
+                     "be UTF-8 text")
         name, equals, value = pair.partition("=")
         if not equals:
             cli.fail(f"--input={pair}: expected NAME=VALUE; --signature={signature} takes {expected}")
@@ -177,9 +184,32 @@ def _first_line(error):
     return lines[0] if lines else type(error).__name__
 
 
+def _check_flagfiles(args, seen=()):
+    """`fail`s naming file:line when a --flagfile (or one it names) is not UTF-8, which absl's parser would
+    report with a traceback."""
+    for i, arg in enumerate(args):
+        name, equals, path = arg.lstrip("-").partition("=")
+        if name != "flagfile" or not arg.startswith("-"):
+            continue
+        if not equals:
+            path = args[i + 1] if i + 1 < len(args) else ""
+        if not path or path in seen:
+            continue
+        try:
+            with open(path, "rb") as f:
+                lines = f.read().splitlines()
+        except OSError:
+            continue  # absl's parser says so
+        for number, raw in enumerate(lines, 1):
+            if problem := not_utf8(raw):
+                cli.fail(f"{path}:{number}: {problem}; a --flagfile must be UTF-8 text")
+        _check_flagfiles([raw.decode("utf-8").strip() for raw in lines], (*seen, path))
+
+
 def run():
     """The tool as a command (`python query_saved_model.py`, or the console script `bert-query-saved-model`)."""
     flags.mark_flag_as_required("saved_model_dir")
+    _check_flagfiles(sys.argv[1:])
     app.run(main)
 
 

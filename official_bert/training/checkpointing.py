@@ -21,7 +21,7 @@ from tensorflow.core.protobuf import trackable_object_graph_pb2
 from official_bert import distribution
 from official_bert.checkpoints import CheckpointError, google, load_checkpoint
 from official_bert.checkpoints.native import MODEL_KEY, OBJECT_GRAPH_KEY
-from official_bert.io import remove_tree
+from official_bert.io import files, remove_tree
 from official_bert.io.atomic import WRITE_ERRORS, reason
 from official_bert.training.keras_compat import ITERATIONS_CHECKPOINT_KEYS
 from official_bert.training.options import TrainingError
@@ -126,8 +126,9 @@ class TrainingCheckpoints:
             except WRITE_ERRORS as e:
                 # TensorFlow leaves the shards it wrote in ckpt-<step>_temp/; the state file still names the
                 # last good checkpoint.
-                prefix = os.path.join(directory, f"{CHECKPOINT_PREFIX}-{step}")
-                for leftover in tf.io.gfile.glob(prefix + "_temp*") + tf.io.gfile.glob(prefix + ".*"):
+                name = f"{CHECKPOINT_PREFIX}-{step}"
+                prefix = os.path.join(directory, name)
+                for leftover in files.glob(f"{name}_temp*", directory) + files.glob(f"{name}.*", directory):
                     remove_tree(leftover)
                 raise TrainingError(f"{prefix}: cannot write the checkpoint ({reason(e)}); the last good one is "
                                     f"{manager.latest_checkpoint or 'none'}") from None

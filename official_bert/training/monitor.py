@@ -1,7 +1,6 @@
 """Progress lines and TensorBoard summaries during training, each covering the steps since the last one."""
 
 import datetime
-import os
 import time
 
 import keras
@@ -10,6 +9,7 @@ from absl import logging
 from tensorflow.core.framework import summary_pb2
 from tensorflow.core.util import event_pb2
 
+from official_bert.io import files
 from official_bert.training.checkpointing import global_step
 
 # What TensorBoard's tf.summary.scalar writes, without needing the tensorboard package installed.
@@ -43,7 +43,7 @@ def read_scalars(directory):
     {'loss': {10: 2.5}}
     """
     scalars = {}
-    for path in sorted(tf.io.gfile.glob(os.path.join(directory, "events.out.tfevents.*"))):
+    for path in files.glob("events.out.tfevents.*", directory):
         for record in tf.data.TFRecordDataset(path):
             event = event_pb2.Event.FromString(record.numpy())
             for value in event.summary.value:
