@@ -334,3 +334,21 @@ def test_query_saved_model_names_the_input_that_is_not_utf8(tmp_path):
     assert flagfile.returncode == 1 and b"Traceback" not in flagfile.stderr
     assert last_line(flagfile.stderr) == (f"query_saved_model: error: {tmp_path / 'flags.txt'}:2: byte 0xe9 at offset "
                                           "16 is not UTF-8; a --flagfile must be UTF-8 text")
+
+
+def test_the_window_defaults_fit_every_max_seq_length_the_tools_accept():
+    # run_ner's --doc_stride and run_squad's --max_query_length default from --max_seq_length: none of the lengths
+    # the tools accept (NER from 4: two pieces a window; SQuAD from 5: a query piece and a paragraph piece) is
+    # refused by a default, and each keeps the original's 64 where 64 fits.
+    from types import SimpleNamespace
+
+    from official_bert.tasks.ner import NerTask
+    from official_bert.tasks.squad import SquadTask
+    ner, squad = NerTask("data"), SquadTask(predict_file="dev.json")
+    for length in range(4, 513):
+        ner.check(SimpleNamespace(max_seq_length=length, export_dir=None, vocab_file="vocab.txt"))
+        assert ner.stride(length) == (64 if length > 66 else max(1, (length - 2) // 2))
+    for length in range(5, 513):
+        squad.check(SimpleNamespace(max_seq_length=length, spm_model_file=None, do_train=False, do_predict=True,
+                                    do_eval=False, train_file=None, predict_file="dev.json"))
+        assert squad.query_length(length) == (64 if length > 67 else (length - 3) // 2)
