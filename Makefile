@@ -37,10 +37,12 @@ demo-clean:
 	rm -rf demo_out
 
 # The paper's ablations at small scale, with the table and plots in replicate_out/ (see replicate/run.sh): about an
-# hour on 2 cores; a rerun skips the stages that finished. REPLICATE_FLAGS=--quick checks the pipeline in minutes.
+# hour on 2 cores; a rerun skips the stages that finished. REPLICATE_FLAGS=--quick checks the pipeline in minutes;
+# REPLICATE_SCALE=gpu runs BERT-Mini/Small shapes for 20,000 steps on a GPU, into replicate_out/gpu.
+REPLICATE_SCALE ?= cpu
 replicate: $(STAMP)
 	$(PY) -m pip install --quiet -r requirements-replicate.txt
-	PY=$(PY) replicate/run.sh $(REPLICATE_FLAGS)
+	PY=$(PY) REPLICATE_SCALE=$(REPLICATE_SCALE) replicate/run.sh $(REPLICATE_FLAGS)
 
 replicate-clean:
 	rm -rf replicate_out

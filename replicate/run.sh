@@ -12,7 +12,10 @@
 #   (e) random    the (a) shape fine-tuned from random initialization
 #   (f) features  the frozen (a) model: its last four layers, concatenated and averaged over the tokens, into a
 #                 trained linear classifier (run_classifier.py --freeze_encoder)
+#   the curve     (b) and (c) fine-tuned from their checkpoints at 1/8, 1/4 and 1/2 of the steps too (the paper's
+#                 Figure 5), and (c') (c) at the checkpoint where it has predicted as many tokens as (b) in all
 # (c) is fine-tuned with the left-only constraint kept, as in the paper: its bert_config.json records it.
+# REPLICATE_SCALE=gpu runs it at BERT-Mini / Small shapes (see below) into $OUT/gpu.
 #
 # A stage that finished (stamp $OUT/.done-<stage>, holding its duration in seconds) is skipped on a rerun; `make
 # replicate-clean` starts over. `replicate/run.sh --quick` runs every stage at a token budget into replicate_out/quick/,
@@ -23,32 +26,71 @@ cd "$(dirname "$0")/.."
 
 PY=${PY:-.venv/bin/python}
 OUT=${OUT:-replicate_out}
-export TF_CPP_MIN_LOG_LEVEL=2 CUDA_VISIBLE_DEVICES=""
+export TF_CPP_MIN_LOG_LEVEL=2
 
-# Sized for at most an hour on 2 idle AVX2-only cores (float32), the slower kind: 5 pretraining runs, then 21
-# fine-tuning runs, each two at a time, with the demo's shapes of data (sequences of 64 tokens, round(0.15 * 64)
-# masked slots), its model (BERT-Tiny's 2 x 128) and its fine-tuning (one epoch at 3e-4: see demo/run.sh for why).
-# Measured there, two runs at a time: 0.32 s per step for 2x128's masked LM, 1.3 s for its left-to-right LM (it
-# predicts all 63 next tokens through the 7,188-word softmax, not 10) and for 2x256, 0.25 s for 1x128; one epoch of
-# fine-tuning 2x128 about 65 s. 1,000 steps leave the unigram stage behind (300 steps of 4x128 did not: every
-# model predicted the most frequent words and fine-tuned to chance).
-VOCAB_SIZE=8000 SEQ_LENGTH=64 MAX_PREDICTIONS=10 DUPE_FACTOR=5
-PRETRAIN_STEPS=1000 PRETRAIN_BATCH=32
-# At hidden size 128; a wider model gets it scaled by 128 / H. At 1e-3, 2x256 stayed at the unigram stage for all
-# 1,000 steps (held-out masked-LM accuracy 6.5 %) and then fine-tuned to chance; at 5e-4 it was past 2x128's
-# accuracy by step 300.
-PRETRAIN_LR=1e-3
+SCALE=${REPLICATE_SCALE:-cpu}
+case $SCALE in
+cpu)
+    # Sized for about an hour on 2 idle cores (float32, AVX2 kernels): 5 pretraining runs of 4,000 steps one at
+    # a time, then 70 fine-tuning runs two at a time, with the demo's shapes of data (sequences of 64 tokens,
+    # round(0.15 * 64) masked slots), its model (BERT-Tiny's 2 x 128) and its fine-tuning (one epoch at 3e-4: see
+    # demo/run.sh for why). 4,000 steps because the pretrained model's lead over random init needs them (the
+    # demo: 70 % against 62 % from 4,000 steps, within noise from 1,000 and 2,000). Measured in a full run (2
+    # cores of an AMD EPYC, oneDNN held to AVX2): 386 sequences/s for 2x128's masked LM, 130 for its
+    # left-to-right LM (it predicts all 63 next tokens through the 7,188-word softmax, not 10), 197 for 4x128,
+    # 630 for 1x128: 2,680 s of pretraining; a fine-tuning run about 30 s beside another, mostly start-up.
+    VOCAB_SIZE=8000 SEQ_LENGTH=64 MAX_PREDICTIONS=10 DUPE_FACTOR=5
+    PRETRAIN_STEPS=4000 PRETRAIN_BATCH=32
+    # At hidden size 128; a wider model gets it scaled by 128 / H (at 1e-3, 2x256 stayed at the unigram stage).
+    PRETRAIN_LR=1e-3
+    FINETUNE_EPOCHS=1 FINETUNE_LR=3e-4 FEATURE_LR=3e-3
+    # Pretraining one run at a time: two side by side took 25 % longer than in turn once one of them was the LTR
+    # run (141 sequences/s alone, 52 beside 4x128's MLM, which itself fell from 215 to 82). Fine-tuning two at a
+    # time: a run is mostly start-up and tracing, which are serial.
+    PRETRAIN_JOBS=1 FINETUNE_JOBS=2
+    MAIN_SHAPE=2x128   # (a), (b), (c), (e), (f); (f) concatenates its last four layers, here both
+    # (d), with MAIN_SHAPE the middle one: deeper rather than wider (2x256 costs 3.5 times 2x128's step, 4x128 1.8
+    # times), so that all three reach 4,000 steps within the hour.
+    SIZE_SHAPES="1x128 4x128"
+    # Float32 everywhere: the figures do not depend on whether the CPU has bf16 (auto would pick it on
+    # AVX512_BF16), and AVX2-only CPUs run float32 fastest.
+    PRECISION=(--mixed_precision=fp32)
+    ;;
+gpu)
+    # The same experiment at a scale that decides more: BERT-Mini (4 x 256) as the main shape, BERT-Tiny and
+    # BERT-Small (4 x 512) beside it, sequences of 128 tokens, 20,000 steps of 64. Ten maskings of the corpus
+    # (about 60k sequences of 128 tokens), read about 20 times: past that the corpus, not the steps, limits it.
+    # Not yet run: no GPU was lent to this project when it was written (see README).
+    VOCAB_SIZE=8000 SEQ_LENGTH=128 MAX_PREDICTIONS=20 DUPE_FACTOR=10
+    PRETRAIN_STEPS=20000 PRETRAIN_BATCH=64 PRETRAIN_LR=1e-3
+    FINETUNE_EPOCHS=1 FINETUNE_LR=1e-4 FEATURE_LR=3e-3
+    # Small models leave a GPU mostly idle: three runs share it (each allocating only what it uses).
+    PRETRAIN_JOBS=3 FINETUNE_JOBS=3
+    export TF_FORCE_GPU_ALLOW_GROWTH=true
+    MAIN_SHAPE=4x256 SIZE_SHAPES="2x128 4x512"
+    PRECISION=(--mixed_precision=auto --jit_compile)
+    ;;
+*)
+    echo "REPLICATE_SCALE=$SCALE: expected cpu or gpu" >&2
+    exit 1
+    ;;
+esac
+FINETUNE_BATCH=32
 HELDOUT_STEPS=32   # held-out evaluation batches of 64 sequences
-FINETUNE_EPOCHS=1 FINETUNE_BATCH=32 FINETUNE_LR=3e-4 FEATURE_LR=3e-3
-SEEDS="1 2 3"
-JOBS=2   # runs at once: a process of a model this small keeps about 1.5 of 2 cores busy (`make demo`: 10.6
-         # CPU-minutes in 7.3 minutes), and start-up and tracing one (two fine-tunes: 30 s side by side, 49 s in turn)
-MAIN_SHAPE=2x128   # (a), (b), (c), (e), (f); (f) concatenates its last four layers, here both
-SIZE_SHAPES="1x128 2x256"   # (d), with MAIN_SHAPE the middle one
+SEEDS="1 2 3 4 5"  # the same seeds fine-tune every variant: each claim is judged seed by seed (paired)
 LABELS=1790-1860,1861-1945,1946-2021
 if [[ ${1:-} == --quick ]]; then
-    OUT=$OUT/quick VOCAB_SIZE=2000 DUPE_FACTOR=1 PRETRAIN_STEPS=20 HELDOUT_STEPS=2 FINETUNE_EPOCHS=0.1 SEEDS="1 2"
+    OUT=$OUT/quick VOCAB_SIZE=2000 DUPE_FACTOR=1 PRETRAIN_STEPS=32 HELDOUT_STEPS=2 FINETUNE_EPOCHS=0.1 SEEDS="1 2"
 fi
+if [[ $SCALE == gpu ]]; then
+    OUT=$OUT/gpu
+else
+    export CUDA_VISIBLE_DEVICES=""
+fi
+# The curve over pretraining steps (the paper's Figure 5): (b) and (c) fine-tuned from their checkpoints at these
+# steps. (c) saves 32 checkpoints, so that one of them matches (b)'s final count of predicted targets closely.
+CURVE_STEPS="$((PRETRAIN_STEPS / 8)) $((PRETRAIN_STEPS / 4)) $((PRETRAIN_STEPS / 2)) $PRETRAIN_STEPS"
+LTR_EVERY=$((PRETRAIN_STEPS / 32))
 
 # shellcheck source=demo/stages.sh
 source demo/stages.sh
@@ -84,20 +126,26 @@ write_config() {
 EOF
 }
 
-# pretrain NAME SHAPE [FLAGS...]: trains into $OUT/pretrain/NAME, then evaluates on the held-out addresses.
+# pretrain NAME SHAPE EVERY [FLAGS...]: trains into $OUT/pretrain/NAME, keeping a checkpoint every EVERY steps,
+# then evaluates the last on the held-out addresses.
 pretrain() {
-    local name=$1 shape=$2 learning_rate
-    shift 2
+    local name=$1 shape=$2 every=$3 learning_rate
+    shift 3
     learning_rate=$(awk -v lr=$PRETRAIN_LR -v h="${shape#*x}" 'BEGIN { print lr * 128 / h }')
     local flags=(--bert_config_file="$OUT/configs/$shape.json" --vocab_file="$OUT/vocab.txt"
                  --output_dir="$OUT/pretrain/$name" --max_seq_length=$SEQ_LENGTH
-                 --max_predictions_per_seq=$MAX_PREDICTIONS "$@")
+                 --max_predictions_per_seq=$MAX_PREDICTIONS "${PRECISION[@]}" "$@")
     "$PY" run_pretraining.py "${flags[@]}" --input_file="$OUT/data/train.tfrecord" --do_train \
         --train_batch_size=$PRETRAIN_BATCH --learning_rate="$learning_rate" --num_train_steps=$PRETRAIN_STEPS \
-        --num_warmup_steps=$((PRETRAIN_STEPS / 10)) --save_checkpoints_steps=$PRETRAIN_STEPS \
-        --log_steps=$(((PRETRAIN_STEPS + 9) / 10))
+        --num_warmup_steps=$((PRETRAIN_STEPS / 10)) --save_checkpoints_steps="$every" --keep_checkpoint_max=0 \
+        --log_steps=$(((PRETRAIN_STEPS + 39) / 40))
     "$PY" run_pretraining.py "${flags[@]}" --input_file="$OUT/data/heldout.tfrecord" --do_eval \
         --eval_batch_size=64 --max_eval_steps=$HELDOUT_STEPS
+}
+
+# count_targets: what a step of each objective sees and predicts ($OUT/targets.txt), for the equal-targets row.
+count_targets() {
+    "$PY" replicate/targets.py --input_file="$OUT/data/train.tfrecord" --output_file="$OUT/targets.txt"
 }
 
 # finetune VARIANT SEED CONFIG [FLAGS...]: the era task into $OUT/finetune/VARIANT-seedSEED, lines prefixed.
@@ -108,37 +156,61 @@ finetune() {
         --bert_config_file="$config" --vocab_file="$OUT/vocab.txt" \
         --output_dir="$OUT/finetune/$variant-seed$seed" --do_train --do_eval --max_seq_length=$SEQ_LENGTH \
         --train_batch_size=$FINETUNE_BATCH --eval_batch_size=64 --num_train_epochs=$FINETUNE_EPOCHS \
-        --learning_rate=$FINETUNE_LR --seed="$seed" --log_steps=50 "$@" 2>&1 | sed -u "s/^/[$variant-$seed] /"
+        --learning_rate=$FINETUNE_LR --seed="$seed" --log_steps=50 "${PRECISION[@]}" "$@" 2>&1 |
+        sed -u "s/^/[$variant-$seed] /"
 }
 
-# The pretraining runs, as "STAGE|DESCRIPTION|COMMAND", longest first (the largest of SIZE_SHAPES, which lists them
-# smallest first; then the left-to-right LM, which predicts every token), so that two at a time end close together.
+# The pretraining runs, as "STAGE|DESCRIPTION|COMMAND", longest first (the left-to-right LM, which predicts every
+# token; then the largest of SIZE_SHAPES, which lists them smallest first), so that runs side by side end close
+# together.
 pretrain_plan() {
     local budget="$PRETRAIN_STEPS steps of $PRETRAIN_BATCH sequences" largest=${SIZE_SHAPES##* } shape
-    echo "pretrain-size_$largest|(d) MLM + NSP, $largest, $budget|pretrain size_$largest $largest"
-    echo "pretrain-ltr|(c) left-to-right LM, no NSP, $MAIN_SHAPE, $budget|pretrain ltr $MAIN_SHAPE --objective=ltr"
-    echo "pretrain-mlm_nsp|(a) MLM + NSP, $MAIN_SHAPE, $budget|pretrain mlm_nsp $MAIN_SHAPE"
-    echo "pretrain-mlm|(b) MLM only (No NSP), $MAIN_SHAPE, $budget|pretrain mlm $MAIN_SHAPE --objective=mlm"
+    local every=$((PRETRAIN_STEPS / 4)) curve=$((PRETRAIN_STEPS / 8))
+    echo "pretrain-ltr|(c) left-to-right LM, no NSP, $MAIN_SHAPE, $budget|pretrain ltr $MAIN_SHAPE $LTR_EVERY" \
+         "--objective=ltr"
+    echo "pretrain-size_$largest|(d) MLM + NSP, $largest, $budget|pretrain size_$largest $largest $every"
+    echo "pretrain-mlm_nsp|(a) MLM + NSP, $MAIN_SHAPE, $budget|pretrain mlm_nsp $MAIN_SHAPE $every"
+    echo "pretrain-mlm|(b) MLM only (No NSP), $MAIN_SHAPE, $budget|pretrain mlm $MAIN_SHAPE $curve --objective=mlm"
     for shape in $SIZE_SHAPES; do
         if [[ $shape != "$largest" ]]; then
-            echo "pretrain-size_$shape|(d) MLM + NSP, $shape, $budget|pretrain size_$shape $shape"
+            echo "pretrain-size_$shape|(d) MLM + NSP, $shape, $budget|pretrain size_$shape $shape $every"
         fi
     done
 }
 
-# The fine-tuning runs, every (variant, seed).
+# equal_targets_step: the step of (c)'s checkpoints at which it has predicted about as many tokens as (b) in all
+# of its steps (from $OUT/targets.txt).
+equal_targets_step() {
+    awk -F' = ' -v steps=$PRETRAIN_STEPS -v every=$LTR_EVERY '
+        { value[$1] = $2 }
+        END { n = int(steps * value["mlm_targets_per_sequence"] / value["ltr_targets_per_sequence"] / every + 0.5)
+              print (n < 1 ? 1 : n) * every }' "$OUT/targets.txt"
+}
+
+# The fine-tuning runs, every (variant, seed). VARIANT_stepN fine-tunes the checkpoint of run VARIANT at step N.
 finetune_plan() {
-    local pretrained=$OUT/pretrain main=$OUT/configs/$MAIN_SHAPE.json shape variant config flags seed
+    local pretrained=$OUT/pretrain main=$OUT/configs/$MAIN_SHAPE.json shape variant config flags seed step
+    # The config the LTR run wrote records "causal_attention": true, so its fine-tuning keeps it left-only.
+    local ltr_config=$pretrained/ltr/bert_config.json
     {
         echo "mlm_nsp $main --init_checkpoint=$pretrained/mlm_nsp"
         echo "mlm $main --init_checkpoint=$pretrained/mlm"
-        # The config the LTR run wrote records "causal_attention": true, so the fine-tuning keeps it left-only.
-        echo "ltr $pretrained/ltr/bert_config.json --init_checkpoint=$pretrained/ltr"
+        echo "ltr $ltr_config --init_checkpoint=$pretrained/ltr"
         for shape in $SIZE_SHAPES; do
             echo "size_$shape $OUT/configs/$shape.json --init_checkpoint=$pretrained/size_$shape"
         done
         echo "random $main"
         echo "features $main --init_checkpoint=$pretrained/mlm_nsp --freeze_encoder --learning_rate=$FEATURE_LR"
+        for step in $CURVE_STEPS; do
+            if ((step != PRETRAIN_STEPS)); then
+                echo "mlm_step$step $main --init_checkpoint=$pretrained/mlm/ckpt-$step"
+                echo "ltr_step$step $ltr_config --init_checkpoint=$pretrained/ltr/ckpt-$step"
+            fi
+        done
+        step=$(equal_targets_step)
+        if [[ " $CURVE_STEPS " != *" $step "* ]]; then
+            echo "ltr_step$step $ltr_config --init_checkpoint=$pretrained/ltr/ckpt-$step"
+        fi
     } | while read -r variant config flags; do
         for seed in $SEEDS; do
             echo "finetune-$variant-$seed|era task: $variant, seed $seed|finetune $variant $seed $config $flags"
@@ -146,12 +218,12 @@ finetune_plan() {
     done
 }
 
-# in_parallel: each "STAGE|DESCRIPTION|COMMAND" line of stdin as a stage, $JOBS at a time; fails at the end if any
-# failed.
+# in_parallel JOBS: each "STAGE|DESCRIPTION|COMMAND" line of stdin as a stage, JOBS at a time; fails at the end if
+# any failed.
 in_parallel() {
-    local name description command failed=0
+    local at_once=$1 name description command failed=0
     while IFS='|' read -r name description command; do
-        while (($(jobs -rp | wc -l) >= JOBS)); do
+        while (($(jobs -rp | wc -l) >= at_once)); do
             wait -n || failed=1
         done
         # shellcheck disable=SC2086  # $command is a function and its arguments
@@ -166,24 +238,27 @@ in_parallel() {
 mkdir -p "$OUT/logs"
 stage vocab "WordPiece vocabulary (at most $VOCAB_SIZE tokens) from data/corpus/sotu.txt" build_vocab
 stage data "pretraining TFRecords: sequences of $SEQ_LENGTH tokens, $DUPE_FACTOR maskings of the corpus" create_data
+stage targets "tokens and predicted targets per sequence of each objective" count_targets
 # Every config before the runs that read it, two at a time.
 for shape in $MAIN_SHAPE $SIZE_SHAPES; do
     write_config "$shape"
 done
-# timed PHASE: the stages on stdin, $JOBS at a time; $OUT/.wall-PHASE adds up the wall seconds of every run of the
-# script that finished any of them.
+# timed PHASE JOBS: the stages on stdin, JOBS at a time; $OUT/.wall-PHASE adds up the wall seconds of every run of
+# the script that finished any of them.
 timed() {
     local start=$SECONDS before wall=$OUT/.wall-$1
     before=$(find "$OUT" -maxdepth 1 -name '.done-*' | wc -l)
-    in_parallel || return
+    in_parallel "$2" || return
     if (($(find "$OUT" -maxdepth 1 -name '.done-*' | wc -l) > before)); then
         echo $(($(cat "$wall" 2>/dev/null || echo 0) + SECONDS - start)) >"$wall"
     fi
 }
-timed pretrain < <(pretrain_plan)
-timed finetune < <(finetune_plan)
+timed pretrain $PRETRAIN_JOBS < <(pretrain_plan)
+timed finetune $FINETUNE_JOBS < <(finetune_plan)
 # The report is rewritten on every run (seconds): from whatever runs exist.
 banner "report: $OUT/results.md, plots, and which of the paper's claims hold at this scale"
 "$PY" replicate/report.py --output_dir="$OUT" --seeds="${SEEDS// /,}" --main_shape=$MAIN_SHAPE \
-    --size_shapes="${SIZE_SHAPES// /,}" --pretrain_steps=$PRETRAIN_STEPS 2>&1 | sed -u -E "/$NOISE/d"
+    --size_shapes="${SIZE_SHAPES// /,}" --pretrain_steps=$PRETRAIN_STEPS --pretrain_batch=$PRETRAIN_BATCH \
+    --curve_steps="${CURVE_STEPS// /,}" --equal_targets_step="$(equal_targets_step)" \
+    --jobs=$PRETRAIN_JOBS,$FINETUNE_JOBS 2>&1 | sed -u -E "/$NOISE/d"
 cat "$OUT/claims.txt"
