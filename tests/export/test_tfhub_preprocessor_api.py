@@ -28,6 +28,7 @@ VOCAB = ["the", "[UNK]", "cat", "##s", "[MASK]", "sat", "on", "[SEP]", "mat", "d
 SEQ_LENGTH = 12  # the export's
 PAIR_LENGTH = 9  # bert_pack_inputs' seq_length, chosen at call time
 TEXTS = ["Héllo, the wörld!", "the cats sat on a mat.", "who is a big dog?", "zebra", "hi the dogs ran", ""]
+EPOCHS = 30  # of full-batch fine-tuning in the tf_keras + TF Hub test
 SPECIAL_KEYS = ["end_of_segment_id", "mask_id", "padding_id", "start_of_sequence_id", "vocab_size"]
 
 
@@ -141,6 +142,9 @@ def test_a_tf_keras_classifier_over_hub_keras_layers_fine_tunes(hub_pair):
         import tensorflow_hub as hub
         import tf_keras
 
+        # Seeded (the Dense head's init, dropout) and at a learning rate without the loss spikes 3e-3 gave on
+        # six examples, so that the loss-falls check does not hang on the draw.
+        tf_keras.utils.set_random_seed(0)
         preprocess = hub.load({hub_pair["preprocess"]!r})
         encoder = hub.load({hub_pair["encoder"]!r})
         special = {{k: int(v) for k, v in preprocess.tokenize.get_special_tokens_dict().items()}}
@@ -159,14 +163,14 @@ def test_a_tf_keras_classifier_over_hub_keras_layers_fine_tunes(hub_pair):
         encoder_layer = hub.KerasLayer(encoder, trainable=True)
         pooled = encoder_layer(encoder_inputs)["pooled_output"]
         model = tf_keras.Model([text_a, text_b], tf_keras.layers.Dense(2)(pooled))
-        model.compile(optimizer=tf_keras.optimizers.Adam(3e-3),
+        model.compile(optimizer=tf_keras.optimizers.Adam(1e-3),
                       loss=tf_keras.losses.SparseCategoricalCrossentropy(from_logits=True))
         a, b = tf.constant({TEXTS!r}), tf.constant({TEXTS[::-1]!r})
         labels = tf.constant(np.arange({len(TEXTS)}) % 2)
         pair_ids = pack([tokenize(a), tokenize(b)])["input_word_ids"]
         encoder_weights = [w.numpy() for w in encoder_layer.trainable_weights]
         before = model.evaluate([a, b], labels, verbose=0)
-        history = model.fit([a, b], labels, epochs=12, batch_size={len(TEXTS)}, verbose=0, shuffle=False)
+        history = model.fit([a, b], labels, epochs={EPOCHS}, batch_size={len(TEXTS)}, verbose=0, shuffle=False)
         after = model.evaluate([a, b], labels, verbose=0)
         changed = sum(not np.array_equal(w0, w.numpy()) for w0, w in zip(encoder_weights,
                                                                            encoder_layer.trainable_weights))
@@ -196,5 +200,5 @@ def test_a_tf_keras_classifier_over_hub_keras_layers_fine_tunes(hub_pair):
     # The encoder's weights are the model's and train: every one moved, and the loss fell.
     assert info["encoder_trainable"] > 2 and info["trainable"] == info["encoder_trainable"] + 2
     assert info["changed"] == info["encoder_trainable"]
-    assert len(info["losses"]) == 12 and info["losses"][-1] < info["losses"][0]
+    assert len(info["losses"]) == EPOCHS and info["losses"][-1] < info["losses"][0]
     assert info["after"] < 0.5 * info["before"], {k: info[k] for k in ("before", "after", "losses")}
