@@ -182,6 +182,11 @@ class Summary:
         return t_975(n - 1) * self.std / math.sqrt(n) if n > 1 else 0.0
 
 
+def row(summaries, key):
+    """The summary whose label starts with `key` ("(c')", "(e)": the table's first column), or None."""
+    return next((s for s in summaries if s.variant.label.split()[0] == key), None)
+
+
 def summarize(output_dir, rows, seeds):
     return [Summary(v, dev_accuracies(output_dir, v.name, seeds), v.pretrain and heldout(output_dir, v.pretrain))
             for v in rows]
@@ -339,13 +344,13 @@ def claims(summaries, curve=None):
         ("Bidirectionality matters (Table 5), at equal steps: No NSP (b) beats LTR & No NSP (c)",
          *compare(by_name["mlm"], by_name["ltr"])),
     ]
-    equal = next((s for s in summaries if s.variant.label.startswith("(c')")), None)
+    equal = row(summaries, "(c')")
     if equal is not None:
         results.append(("Bidirectionality matters, at equal predicted targets: (b) beats (c')",
                         *compare(by_name["mlm"], equal)))
     if curve:
         results.append(curve_claim(curve))
-    sizes = [s for s in summaries if s.variant.label.startswith("(d)")]
+    sizes = [s for s in summaries if s.variant.label.startswith("(d) ")]
     steps = [compare(larger, smaller) for smaller, larger in zip(sizes, sizes[1:])]
     verdicts = {verdict for verdict, _ in steps}
     size_verdict = next((v for v in ("not run", "reversed", "undecided at this scale") if v in verdicts), "holds")
@@ -387,12 +392,15 @@ def curve_claim(curve):
     """
     steps = [(mlm.variant.steps, *compare(mlm, ltr)) for mlm, ltr in zip(curve["mlm"], curve["ltr"])]
     verdicts = [verdict for _, verdict, _ in steps]
-    if all(v == verdicts[0] for v in verdicts):
+    holding = len(verdicts)  # the first of the checkpoints from which on every verdict is "holds"
+    while holding and verdicts[holding - 1] == "holds":
+        holding -= 1
+    if len(set(verdicts)) == 1:
         verdict = verdicts[0]
+    elif holding < len(verdicts):
+        verdict = f"holds from step {steps[holding][0]}"
     else:
-        first = next(i for i in range(len(verdicts)) if all(v == "holds" for v in verdicts[i:])) \
-            if verdicts[-1] == "holds" else None
-        verdict = f"holds from step {steps[first][0]}" if first is not None else "undecided at this scale"
+        verdict = "undecided at this scale"
     detail = "; ".join(f"step {step}: {verdict} ({detail})" for step, verdict, detail in steps)
     return "MLM outperforms LTR almost immediately (Figure 5): (b) beats (c) at each checkpoint", verdict, detail
 
@@ -548,8 +556,8 @@ def write_plots(output_dir, summaries, scalars, curve=None, budget=None):
     figure.tight_layout()
     written.append(_save(figure, os.path.join(output_dir, "pretraining_curves.png")))
     if curve and budget and budget.counts:
-        by_label = {s.variant.label[:4]: s for s in summaries}
-        written.append(_step_curve(pyplot, output_dir, curve, budget, by_label.get("(e) "), by_label.get("(c')")))
+        written.append(_step_curve(pyplot, output_dir, curve, budget, row(summaries, "(e)"),
+                                   row(summaries, "(c')")))
     return written
 
 
