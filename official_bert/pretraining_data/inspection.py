@@ -28,6 +28,7 @@ def read_batches(paths, max_records=None, batch_size=1024):
                 first = _first_example(path)
                 if first is None:
                     continue
+                _check_feature_names(path, first)
                 spec = {name: tf.io.FixedLenFeature([len(values)], tf.float32 if name == "masked_lm_weights"
                                                     else tf.int64) for name, values in first.items()}
             dataset = tf.data.TFRecordDataset(path, compression_type=_compression(path))
@@ -54,6 +55,26 @@ def _reading(path):
     except (tf.errors.OpError, DecodeError) as e:
         message = re.sub(r"\{\{.*?\}\}\s*|\s*\[Op:.*", "", getattr(e, "message", str(e)))
         raise PretrainingDataError(f"{path}: not a TFRecord file of pretraining examples ({message})") from None
+
+
+_PREDICTION_NAMES = ("masked_lm_positions", "masked_lm_ids", "masked_lm_weights", "next_sentence_labels")
+
+
+def _check_feature_names(path, example):
+    """Refuses a record that lacks a feature of pretraining examples, naming those missing: parsing it would fail
+    with TensorFlow's dataset internals as the message.
+
+    Example:
+    >>> _check_feature_names("a.tfrecord", {"input_ids": [1], "label": [0]})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    official_bert.pretraining_data.errors.PretrainingDataError: a.tfrecord: not a TFRecord file of pretraining examples: its first record lacks the features input_mask, segment_ids, masked_lm_positions, ... (it has input_ids, label)
+    """
+    expected = (V2_NAMES if "input_word_ids" in example else V1_NAMES) + _PREDICTION_NAMES
+    missing = [name for name in expected if name not in example]
+    if missing:
+        raise PretrainingDataError(f"{path}: not a TFRecord file of pretraining examples: its first record lacks the "
+                                   f"features {', '.join(missing)} (it has {', '.join(sorted(example)) or 'none'})")
 
 
 def _compression(path):

@@ -251,3 +251,18 @@ def test_inspecting_an_empty_file_says_so(tmp_path):
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert result.stderr.strip().splitlines()[-1] == (
         "inspect_pretraining_data: error: --input_file: empty.tfrecord: no records (empty files)")
+
+
+def test_inspecting_records_of_other_features_names_the_missing_ones(tmp_path):
+    # A classifier's TFRecord (input_ids, input_mask, segment_ids, label_ids): parsing it as pretraining records would
+    # fail inside the dataset with TensorFlow's internals as the message.
+    feature = {name: tf.train.Feature(int64_list=tf.train.Int64List(value=[1, 2]))
+               for name in ("input_ids", "input_mask", "segment_ids", "label_ids")}
+    with tf.io.TFRecordWriter(str(tmp_path / "train.tf_record")) as writer:
+        writer.write(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
+    result = run(INSPECT, "--input_file=train.tf_record", f"--vocab_file={real_vocab_file()}", cwd=tmp_path)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        "inspect_pretraining_data: error: train.tf_record: not a TFRecord file of pretraining examples: its first "
+        "record lacks the features masked_lm_positions, masked_lm_ids, masked_lm_weights, next_sentence_labels (it "
+        "has input_ids, input_mask, label_ids, segment_ids)")
