@@ -1,0 +1,143 @@
+"""io.table_files reads users' files as Python's csv and json modules read them, and says what is wrong in one line."""
+
+import csv
+import io
+import json
+import os
+
+import pytest
+
+from official_bert.io.table_files import TableFileError, read_columns, read_rows, table_format
+
+# What spreadsheets and csv.writer produce: quoted commas and tabs, doubled quotes, newlines in a quoted field (LF,
+# CRLF and CR), non-ASCII, empty fields, a field that is only spaces.
+TRICKY = [
+    {"id": "1", "subject": "Login, again", "body": 'He said "it broke"', "tags": "bug|ui", "extra": ""},
+    {"id": "2", "subject": "multi\nline", "body": "crlf\r\ninside\rand cr", "tags": "", "extra": "x"},
+    {"id": "3", "subject": "tab\tand,comma", "body": "café — naïve 日本", "tags": "q", "extra": "   "},
+    {"id": "4", "subject": '""', "body": "'single'", "tags": "a|b|c", "extra": "trailing\n"},
+]
+
+
+def write_csv(path, rows, fieldnames, delimiter=",", bom=False, lineterminator="\r\n"):
+    with open(path, "w", encoding="utf-8-sig" if bom else "utf-8", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames, delimiter=delimiter, lineterminator=lineterminator)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def dict_reader_rows(path, delimiter=","):
+    with open(path, encoding="utf-8-sig", newline="") as f:
+        return [dict(row) for row in csv.DictReader(f, delimiter=delimiter)]
+
+
+@pytest.mark.parametrize("delimiter,name", [(",", "t.csv"), ("\t", "t.tsv")])
+@pytest.mark.parametrize("bom", [False, True])
+@pytest.mark.parametrize("lineterminator", ["\r\n", "\n"])
+def test_rows_equal_csv_dict_reader(tmp_path, delimiter, name, bom, lineterminator):
+    path = str(tmp_path / name)
+    # The columns in another order than the dicts', and more of them than a task needs.
+    write_csv(path, TRICKY, ["tags", "extra", "body", "id", "subject"], delimiter, bom, lineterminator)
+    expected = dict_reader_rows(path, delimiter)
+    assert expected == TRICKY  # the csv module's own round trip, so the comparison below is against the truth
+    rows = list(read_rows(path, columns=["body", "tags"]))
+    assert [row for _, row in rows] == expected
+    assert [list(row) for _, row in rows] == [["tags", "extra", "body", "id", "subject"]] * len(TRICKY)
+    assert [number for number, _ in rows] == [1, 2, 3, 4]
+    assert read_columns(path) == ["tags", "extra", "body", "id", "subject"]
+
+
+def test_blank_lines_and_lone_cr_line_ends_as_dict_reader(tmp_path):
+    path = str(tmp_path / "mac.csv")
+    with open(path, "wb") as f:
+        f.write(b"a,b\r1,2\r\r\n3,\"x\ry\"\n\n")
+    assert [row for _, row in read_rows(path)] == dict_reader_rows(path) == [{"a": "1", "b": "2"},
+                                                                            {"a": "3", "b": "x\ry"}]
+    assert [number for number, _ in read_rows(path)] == [1, 2]
+
+
+def test_json_lines_and_text(tmp_path):
+    path = str(tmp_path / "train.json")
+    objects = [{"text": "a \u2028 b", "labels": ["x", "y"], "score": 0.5}, {"text": "c", "labels": [], "score": 1}]
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        f.write("\ufeff" + json.dumps(objects[0], ensure_ascii=False) + "\r\n\r\n" + json.dumps(objects[1]) + "\n")
+    assert list(read_rows(path, columns=["labels"])) == [(1, objects[0]), (3, objects[1])]
+    text = str(tmp_path / "inputs.txt")
+    with open(text, "wb") as f:
+        f.write(b"\xef\xbb\xbffirst line\r\n\r\n  second  \n")
+    assert list(read_rows(text)) == [(1, {"text": "first line"}), (3, {"text": "  second  "})]
+
+
+def test_remote_path_through_gfile():
+    import tensorflow as tf
+    path = "ram://table_files/dev.csv"
+    text = io.StringIO(newline="")
+    csv.writer(text).writerows([["text", "label"], ["a, b", "1"]])
+    with tf.io.gfile.GFile(path, "w") as f:
+        f.write(text.getvalue())
+    assert list(read_rows(path, columns=["label"])) == [(1, {"text": "a, b", "label": "1"})]
+
+
+def test_format_from_extension_or_flag():
+    assert [table_format(p) for p in ("a.CSV", "a.tsv", "a.jsonl", "a.ndjson", "a.txt")] == [
+        "csv", "tsv", "jsonl", "jsonl", "text"]
+    assert table_format("data.bin", "csv") == "csv"
+    with pytest.raises(TableFileError, match=r"data\.bin: cannot tell its format .*--input_format=csv\|tsv"):
+        table_format("data.bin")
+    with pytest.raises(TableFileError, match="--input_format=xml: expected one of csv, tsv, jsonl, text"):
+        table_format("a.csv", "xml")
+
+
+def error_of(path, content, columns=(), input_format=None):
+    with open(path, "wb") as f:
+        f.write(content)
+    with pytest.raises(TableFileError) as raised:
+        list(read_rows(path, input_format, columns))
+    message = str(raised.value)
+    assert "\n" not in message and message.startswith(path)
+    return message[len(path):]
+
+
+@pytest.mark.parametrize("name,content,columns,expected", [
+    ("e.jsonl", b'{"text": "a"}\n{"text": "b",}\n', (),
+     ", row 2: not a JSON object: Expecting property name enclosed in double quotes at column 14"),
+    ("e.json", b'[{"text": "a"},\n', (), ", row 1: not a JSON object: Expecting value at column 16 "
+                                        "(a JSON array? write one object per line: JSON Lines)"),
+    ("e.jsonl", b'{"text": "a"}\n"b"\n', (), ", row 2: expected a JSON object, got str '\"b\"'"),
+    ("e.csv", b"text,label\na,1\nb,2,3\n", (), ", row 2 (line 3): 3 fields where the header has 2"),
+    ("e.csv", b"text,label\na\n", (), ", row 1 (line 2): 1 fields where the header has 2"),
+    ("e.csv", b'text,label\n"a,1\nb,2\n', (),
+     ", row 1 (lines 2-3): 1 fields where the header has 2 (a quote left open?)"),
+    ("e.csv", b"text,label\nok,1\ncaf\xe9,2\n", (), ", line 3: byte 0xe9 at byte offset 19 is not UTF-8 "
+                                                     "(save the file as UTF-8)"),
+    ("e.txt", b"\xef\xbb\xbfok\n\xff\n", (), ", line 2: byte 0xff at byte offset 6 is not UTF-8 (save the file as "
+                                              "UTF-8)"),
+    ("e.csv", b"", (), ": the file is empty (it has no data rows)"),
+    ("e.csv", b"text,label\r\n", (), ": the file is empty (it has no data rows)"),
+    ("e.jsonl", b"\n\n", (), ": the file is empty (it has no data rows)"),
+    ("e.csv", b"body,tags\nx,y\n", ("text",), ": no column 'text' (its columns: body, tags)"),
+    ("e.jsonl", b'{"text": "a", "label": 1}\n{"text": "b"}\n', ("label",),
+     ", row 2: no column 'label' (its columns: text)"),
+    ("e.txt", b"a\n", ("label",), ": no column 'label' (a plain-text file has one column, 'text')"),
+    ("e.csv", b"text,text\na,b\n", (), ", header: the column 'text' appears more than once"),
+])
+def test_errors_are_one_line_naming_file_and_row(tmp_path, name, content, columns, expected):
+    assert error_of(str(tmp_path / name), content, columns) == expected
+
+
+def test_non_utf8_offset_counts_from_the_file_start(tmp_path):
+    content = b"text,label\r\n" + "é,1\r\n".encode() * 3 + b"\x80,2\r\n"
+    message = error_of(str(tmp_path / "o.csv"), content)
+    offset = len("text,label\r\n") + 3 * len("é,1\r\n".encode())
+    assert content[offset] == 0x80
+    assert message == f", line 5: byte 0x80 at byte offset {offset} is not UTF-8 (save the file as UTF-8)"
+
+
+def test_rows_stream_without_reading_the_whole_file(tmp_path):
+    path = str(tmp_path / "big.csv")
+    with open(path, "w", newline="") as f:
+        f.write("text,label\n" + "a,1\n" * 1000 + "broken\n")
+    rows = read_rows(path)
+    assert next(rows) == (1, {"text": "a", "label": "1"})  # the error of row 1001 is not reached yet
+    with pytest.raises(TableFileError, match="row 1001"):
+        list(rows)
