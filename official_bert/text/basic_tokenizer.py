@@ -39,18 +39,24 @@ class GraphBasicTokenizer:
     Args:
         do_lower_case: lowercase, NFD-normalize and drop Mn characters.
         offsets_unit: "BYTE" (offsets into the UTF-8 input) or "UTF8_CHAR" (code point offsets).
+        preserved_tokens: `[unused<n>]` tokens kept whole where they stand alone between whitespace (as the
+            Python BasicTokenizer's `preserve_unused_tokens` keeps the vocabulary's ones).
 
     Example:
     >>> words = GraphBasicTokenizer(do_lower_case=True).tokenize(tf.constant(["HeLLo,  Wörld!"])).words
     >>> [w.decode() for w in words[0].numpy()]
     ['hello', ',', 'world', '!']
+    >>> words = GraphBasicTokenizer(preserved_tokens=["[unused0]"]).tokenize(tf.constant(["a [unused0] [unused1]"]))
+    >>> [w.decode() for w in words.words[0].numpy()]
+    ['a', '[unused0]', '[', 'unused1', ']']
     """
 
-    def __init__(self, do_lower_case=True, offsets_unit="BYTE"):
+    def __init__(self, do_lower_case=True, offsets_unit="BYTE", preserved_tokens=()):
         if offsets_unit not in ("BYTE", "UTF8_CHAR"):
             raise ValueError(f"offsets_unit must be 'BYTE' or 'UTF8_CHAR', got {offsets_unit!r}")
         self.do_lower_case = do_lower_case
         self.offsets_unit = offsets_unit
+        self.preserved_tokens = tuple(preserved_tokens)
         flags = tables.code_point_flags()
         self._flags = _CodePointTable(flags[:_BMP], *tables.run_length(flags))
         if do_lower_case:
@@ -70,13 +76,35 @@ class GraphBasicTokenizer:
             first_of_row = tf.cumsum(tf.math.unsorted_segment_sum(tf.ones_like(row), row, nrows), exclusive=True)
             start = tf.range(tf.size(row, out_type=tf.int64)) - tf.gather(first_of_row, row)
             end = start + 1
-        chars = _Chars(cp, self._flags.lookup(cp), row, start, end)
+        chars = _Chars(cp, self._flags.lookup(cp), row, start, end, None)
         chars = chars.drop(_has(chars.flags, tables.REMOVE))
+        if self.preserved_tokens:
+            # Decided on the text as written, before lowercasing: "[UNUSED0]" is not kept, as in Python.
+            chars = chars._replace(keep=self._preserved(chars))
         if self.do_lower_case:
             chars = self._lowercase_nfd(chars)
             chars = self._reorder_nonstarters(chars)
             chars = chars.drop(_has(chars.flags, tables.NONSPACING_MARK))
         return _split_words(chars, nrows)
+
+    def _preserved(self, chars):
+        """True for the characters of a preserved token standing alone between whitespace (the Python
+        tokenizer's whitespace tokens, CJK characters counting as spaced out)."""
+        separator = _has(chars.flags, tables.SEPARATOR)
+        cjk = _has(chars.flags, tables.CJK)
+        alone = separator | cjk
+        starts = _row_starts(chars.row) | alone | tf.concat([[False], alone[:-1]], 0)
+        token = tf.cumsum(tf.cast(starts, tf.int64)) - 1
+        strings = tf.strings.unicode_encode(tf.RaggedTensor.from_value_rowids(chars.cp, token), "UTF-8")
+        candidate = tf.strings.regex_full_match(strings, r"\[unused[0-9]+\]")
+
+        def lookup():
+            at = tf.where(candidate)[:, 0]
+            found = tf.reduce_any(tf.equal(tf.gather(strings, at)[:, None], tf.constant(self.preserved_tokens)), 1)
+            return tf.scatter_nd(at[:, None], found, tf.shape(candidate, out_type=tf.int64))
+
+        kept = tf.cond(tf.reduce_any(candidate), lookup, lambda: candidate)
+        return tf.gather(kept, token)
 
     def _lowercase_nfd(self, chars):
         """Replaces every character by NFD(lower(character)), with CPython's Final_Sigma rule."""
@@ -173,8 +201,9 @@ def text_batch(inputs, who):
     return inputs
 
 
-class _Chars(collections.namedtuple("_Chars", ["cp", "flags", "row", "start", "end"])):
-    """Flat per-character arrays: code point, property bits, batch row, span of the input it came from."""
+class _Chars(collections.namedtuple("_Chars", ["cp", "flags", "row", "start", "end", "keep"])):
+    """Flat per-character arrays: code point, property bits, batch row, span of the input it came from, and
+    whether it belongs to a preserved token (None when nothing is preserved)."""
 
     def gather(self, indices):
         return _Chars(*(None if a is None else tf.gather(a, indices) for a in self))
@@ -260,6 +289,8 @@ def _split_words(chars, nrows):
     """Splits at separators (dropped) and around punctuation and CJK characters (kept as words)."""
     separator = _has(chars.flags, tables.SEPARATOR)
     alone = _has(chars.flags, tables.PUNCTUATION | tables.CJK)
+    if chars.keep is not None:
+        alone &= ~chars.keep
     breaks_after = tf.concat([[False], (separator | alone)[:-1]], 0)
     word_start = _row_starts(chars.row) | breaks_after | alone
     kept = tf.where(~separator)[:, 0]

@@ -34,6 +34,8 @@ class BertTokenizer(keras.layers.Layer):
         tokenize_with_offsets: also return the start and end offsets of every token.
         offsets_unit: "BYTE" (into the UTF-8 input) or "UTF8_CHAR" (code points, i.e. Python str indices).
         wordpiece: "core" or "tf_text" (needs tensorflow-text).
+        preserve_unused_tokens: keep a whitespace-separated `[unused<n>]` of the vocabulary as one token, as
+            `FullTokenizer(preserve_unused_tokens=True)` does.
         **kwargs: passed to keras.layers.Layer.
 
     Example:
@@ -47,7 +49,7 @@ class BertTokenizer(keras.layers.Layer):
     """
 
     def __init__(self, vocab_file, do_lower_case=True, tokenize_with_offsets=False, offsets_unit="BYTE",
-                 wordpiece="core", **kwargs):
+                 wordpiece="core", preserve_unused_tokens=False, **kwargs):
         super().__init__(**kwargs)
         if wordpiece not in WORDPIECE:
             raise ValueError(f"wordpiece must be one of {', '.join(map(repr, WORDPIECE))}, got {wordpiece!r}")
@@ -56,12 +58,14 @@ class BertTokenizer(keras.layers.Layer):
         self.tokenize_with_offsets = tokenize_with_offsets
         self.offsets_unit = offsets_unit
         self.wordpiece = wordpiece
+        self.preserve_unused_tokens = preserve_unused_tokens
         vocab = tokenization.load_vocab(vocab_file)
         if "[UNK]" not in vocab:
             raise tokenization.VocabError(f"{vocab_file}: vocabulary has no [UNK] token")
         self._special_tokens = special_tokens_dict(vocab)
         self.vocab_file = tf.saved_model.Asset(vocab_file)
-        self._basic = GraphBasicTokenizer(do_lower_case, offsets_unit)
+        self._basic = GraphBasicTokenizer(do_lower_case, offsets_unit, preserved_tokens=sorted(
+            filter(tokenization.is_unused_token, vocab)) if preserve_unused_tokens else ())
         if wordpiece == "core":
             self._wordpiece = CoreWordpiece(vocab, MAX_INPUT_CHARS_PER_WORD)
         else:
@@ -105,4 +109,4 @@ class BertTokenizer(keras.layers.Layer):
     def get_config(self):
         return {**super().get_config(), "vocab_file": self._vocab_path, "do_lower_case": self.do_lower_case,
                 "tokenize_with_offsets": self.tokenize_with_offsets, "offsets_unit": self.offsets_unit,
-                "wordpiece": self.wordpiece}
+                "wordpiece": self.wordpiece, "preserve_unused_tokens": self.preserve_unused_tokens}

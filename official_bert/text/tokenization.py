@@ -25,6 +25,16 @@ class VocabError(Error):
     """A vocabulary file that cannot be used; the message names the file and line."""
 
 
+def is_unused_token(token):
+    """True for a `[unused<n>]` token, which `preserve_unused_tokens` keeps whole.
+
+    Example:
+    >>> is_unused_token("[unused12]"), is_unused_token("[UNUSED12]"), is_unused_token("[unused]")
+    (True, False, False)
+    """
+    return bool(_UNUSED_TOKEN.match(token))
+
+
 def validate_case_matches_checkpoint(do_lower_case, init_checkpoint):
     """Raises ValueError when `do_lower_case` contradicts a released Google checkpoint's name.
 
@@ -222,7 +232,7 @@ class BasicTokenizer:
 
     def is_preserved(self, token):
         """True when `preserve_unused_tokens` keeps this whitespace-separated token whole."""
-        return self.preserve_unused_tokens and token in self.vocab and bool(_UNUSED_TOKEN.match(token))
+        return self.preserve_unused_tokens and token in self.vocab and is_unused_token(token)
 
     def tokenize(self, text):
         text = convert_to_unicode(text)
