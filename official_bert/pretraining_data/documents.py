@@ -53,9 +53,9 @@ class Block:
     documents: list
 
 
-def expand_input_files(input_file):
+def expand_input_files(input_file, flag="--input_file"):
     """Returns the files named by a comma-separated list of paths and glob patterns, in order; a path that
-    exists is that file, even when its name has glob characters (`files.glob`).
+    exists is that file, even when its name has glob characters (`files.glob`). `flag` names the list in errors.
 
     >>> expand_input_files("/no/such/file.txt")
     Traceback (most recent call last):
@@ -66,13 +66,13 @@ def expand_input_files(input_file):
     for pattern in filter(None, (p.strip() for p in (input_file or "").split(","))):
         matches = files.glob(pattern)
         if not matches:
-            raise PretrainingDataError(f"--input_file: no file matches {pattern!r}")
+            raise PretrainingDataError(f"{flag}: no file matches {pattern!r}")
         for path in matches:
             if files.isdir(path):
-                raise PretrainingDataError(f"--input_file: {path} is a directory, expected a text file")
+                raise PretrainingDataError(f"{flag}: {path} is a directory, expected a text file")
         paths.extend(matches)
     if not paths:
-        raise PretrainingDataError("--input_file: no input file given")
+        raise PretrainingDataError(f"{flag}: no input file given")
     return paths
 
 
