@@ -2,6 +2,7 @@
 
 A new version is written into a hidden temporary directory inside export_dir and renamed to the next number
 when it is complete, so a server polling export_dir (it loads only numbered directories) never sees half of one.
+A killed export's temporary directory (as big as the model) is removed by the next export into export_dir.
 """
 
 import os
@@ -10,6 +11,7 @@ import uuid
 import tensorflow as tf
 
 from official_bert.io.atomic import move_tree, remove_tree, temporary_path
+from official_bert.io.files import remove_stale_temporaries
 
 
 def versions(export_dir):
@@ -35,7 +37,8 @@ def versions(export_dir):
 
 def write_new_version(export_dir, write):
     """Calls `write(directory)` on an empty temporary directory, then renames it to export_dir/<n>, n the next
-    version number; returns that path. If `write` raises, nothing is left behind.
+    version number; returns that path. If `write` raises, nothing is left behind; what a killed export left in
+    export_dir is removed first.
 
     Args:
         export_dir: the directory of versions (created if needed).
@@ -51,6 +54,7 @@ def write_new_version(export_dir, write):
     >>> sorted(os.listdir(export_dir))
     ['1', '2']
     """
+    remove_stale_temporaries(export_dir)  # killed exports' (a running one's is left alone)
     tmp = temporary_path(os.path.join(export_dir, f"version-{uuid.uuid4().hex[:8]}"))
     tf.io.gfile.makedirs(tmp)
     try:

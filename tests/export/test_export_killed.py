@@ -1,0 +1,41 @@
+"""A versioned export killed with SIGKILL leaves its hidden temporary directory; the next export removes it (#39)."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+from official_bert.export import versions, write_new_version
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_an_export_killed_midway_leaves_nothing_after_the_next_one(tmp_path):
+    export_dir = str(tmp_path / "export")
+    # The child writes part of a version, says so, and waits to be killed: no cleanup of its own can run.
+    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import os, sys, time
+        from official_bert.export.versions import write_new_version
+        def write(directory):
+            with open(os.path.join(directory, "variables.data"), "wb") as f:
+                f.write(b"x" * 100_000)
+            print("writing", flush=True)
+            time.sleep(600)
+        write_new_version({export_dir!r}, write)
+        """)], stdout=subprocess.PIPE, text=True, cwd=REPO, env=dict(os.environ, PYTHONPATH=REPO))
+    try:
+        assert child.stdout.readline().strip() == "writing"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=60)
+    left = os.listdir(export_dir)
+    assert len(left) == 1 and left[0].startswith(".version-") and left[0].endswith(f".incomplete-{child.pid}")
+    # A running export's temporary is not touched by another export.
+    running = os.path.join(export_dir, f".version-0000.incomplete-{os.getpid()}")
+    os.mkdir(running)
+
+    written = write_new_version(export_dir, lambda directory: open(os.path.join(directory, "saved_model.pb"),
+                                                                   "w").close())
+    assert sorted(os.listdir(export_dir)) == sorted(["1", os.path.basename(running)])
+    assert versions(export_dir) == [1] and os.listdir(written) == ["saved_model.pb"]
