@@ -32,6 +32,7 @@ class FeatureFile:
         skipped_rows: malformed rows of the split's file that were left out (QQP's), with a warning.
         doc_stride: the stride of the windows long texts were cut into, 0 for none (truncation).
         num_windows: with doc_stride, the real records (windows, in example order); else None.
+        multi_hot: for multi-label, the number of labels (each label is a multi-hot vector of this width); else 0.
 
     Example:
     >>> FeatureFile("train.tf_record", 30, 2, 128, None, False).num_records
@@ -49,6 +50,7 @@ class FeatureFile:
     skipped_rows: int = 0
     doc_stride: int = 0
     num_windows: int | None = None
+    multi_hot: int = 0
 
     @property
     def num_features(self):
@@ -172,6 +174,7 @@ def load_or_create_features(processor, split, tokenizer, max_seq_length, output_
         return cached
     examples = processor.get_examples(split)
     label_list = processor.label_list
+    multi_hot = len(label_list) if processor.multi_label else 0
     tf.io.gfile.makedirs(directory)
     num_features = 0
     with atomic_path(path) as tmp, tf.io.TFRecordWriter(tmp) as writer:
@@ -182,11 +185,12 @@ def load_or_create_features(processor, split, tokenizer, max_seq_length, output_
             if (i + 1) % 10000 == 0:
                 logging.info("%s %s: converted %d of %d examples", processor.task_name, split, i + 1, len(examples))
         padding = -num_features % pad_to_multiple_of
-        for features in padding_features(padding, max_seq_length, processor.num_choices, processor.is_regression):
+        for features in padding_features(padding, max_seq_length, processor.num_choices, processor.is_regression,
+                                         multi_hot):
             writer.write(serialize_features(features))
     cached = FeatureFile(path, len(examples), padding, max_seq_length, processor.num_choices,
                          processor.is_regression, processor.skipped_rows.get(split, 0), doc_stride,
-                         num_features if doc_stride else None)
+                         num_features if doc_stride else None, multi_hot)
     metadata = dataclasses.asdict(cached)
     del metadata["path"]  # the cache stays valid when output_dir moves
     write_text(path + ".json", json.dumps(metadata, indent=2))

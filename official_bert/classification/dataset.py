@@ -10,8 +10,8 @@ def feature_dataset(feature_file, batch_size, *, is_training=False, drop_remaind
                     seed=None, with_sample_weights=False, bucket_width=None):
     """Batches of ({"input_word_ids", "input_mask", "input_type_ids"}, labels) from a FeatureFile.
 
-    Inputs are int32 [B, T] ([B, C, T] for multiple choice); labels int32 [B] (float32 for regression). The
-    dataset is finite (one epoch); in order unless training.
+    Inputs are int32 [B, T] ([B, C, T] for multiple choice); labels int32 [B] (float32 for regression, float32
+    [B, L] multi-hot for multi-label). The dataset is finite (one epoch); in order unless training.
 
     Args:
         feature_file: a FeatureFile from `load_or_create_features`.
@@ -44,7 +44,8 @@ def feature_dataset(feature_file, batch_size, *, is_training=False, drop_remaind
         dataset = dataset.shuffle(max(1, min(shuffle_buffer_size, feature_file.num_records)), seed=seed,
                                   reshuffle_each_iteration=True)
     dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
-    parse = batch_parser(feature_file.max_seq_length, feature_file.num_choices, feature_file.is_regression)
+    parse = batch_parser(feature_file.max_seq_length, feature_file.num_choices, feature_file.is_regression,
+                         feature_file.multi_hot)
     if with_sample_weights:
         dataset = dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE)
     else:

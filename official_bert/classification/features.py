@@ -16,7 +16,8 @@ class InputFeatures:
         input_ids: token ids, zero-padded.
         input_mask: 1 for real tokens, 0 for padding.
         segment_ids: 0 for [CLS] A [SEP], 1 for B [SEP], 0 for padding.
-        label_id: the label's index in the label list, or the score for regression.
+        label_id: the label's index in the label list, the score for regression, or for multi-label a list of
+            0.0 / 1.0, one per label (multi-hot).
         is_real_example: False for the padding examples that fill a fixed-size final batch.
         example_index: the example's index in its split (the windows of one document share it), or None.
 
@@ -163,7 +164,7 @@ def convert_examples_to_features(examples, label_list, max_seq_length, tokenizer
     return [convert_single_example(example, label_list, max_seq_length, tokenizer) for example in examples]
 
 
-def padding_features(count, max_seq_length, num_choices=None, is_regression=False):
+def padding_features(count, max_seq_length, num_choices=None, is_regression=False, multi_hot=0):
     """`count` all-zero examples with is_real_example=False (the original's PaddingInputExample), which fill
     the last batch to a fixed size; metrics and predictions leave them out.
 
@@ -172,6 +173,7 @@ def padding_features(count, max_seq_length, num_choices=None, is_regression=Fals
         max_seq_length: T.
         num_choices: C for multiple choice ([C, T] inputs), else None.
         is_regression: give a 0.0 label instead of 0.
+        multi_hot: give a multi-hot label of this many zeros (multi-label), if not 0.
 
     Example:
     >>> padding_features(1, 3)  # doctest: +NORMALIZE_WHITESPACE
@@ -181,13 +183,21 @@ def padding_features(count, max_seq_length, num_choices=None, is_regression=Fals
     def zeros():
         return [0] * max_seq_length if num_choices is None else [[0] * max_seq_length for _ in range(num_choices)]
 
-    return [InputFeatures(zeros(), zeros(), zeros(), 0.0 if is_regression else 0, is_real_example=False)
-            for _ in range(count)]
+    def label():
+        return [0.0] * multi_hot if multi_hot else 0.0 if is_regression else 0
+
+    return [InputFeatures(zeros(), zeros(), zeros(), label(), is_real_example=False) for _ in range(count)]
 
 
 def _label_id(example, label_list):
     if label_list is None:
         return float(example.label)
+    if isinstance(example.label, tuple):  # multi-label: the set of labels as a multi-hot vector
+        unknown = [label for label in example.label if label not in label_list]
+        if unknown:
+            raise ClassificationDataError(f"example {example.guid}: label {unknown[0]!r} is not one of "
+                                          f"{', '.join(label_list)}")
+        return [float(label in example.label) for label in label_list]
     try:
         return list(label_list).index(example.label)
     except ValueError:

@@ -39,6 +39,8 @@ class DataProcessor:
         # Rows skipped while reading (QQP's malformed ones), per split, so callers can report them.
         self.skipped_rows = {}
 
+    multi_label = False  # each example has a set of labels (a multi-hot vector), not one
+
     @property
     def is_regression(self):
         return self.label_list is None

@@ -1,8 +1,9 @@
 """The TFRecord format of cached features: the original's feature names, read back under TF Hub's names.
 
 Each tf.train.Example has int64 input_ids, input_mask and segment_ids (T values, or C*T for multiple choice),
-label_ids (int64, or float for regression) and is_real_example (int64), as the original's train.tf_record; and,
-where the features were made with an example index (windows of long documents), int64 example_index.
+label_ids (int64; float for regression; multi-hot floats for multi-label) and is_real_example (int64), as the
+original's train.tf_record; and, where the features were made with an example index (windows of long documents),
+int64 example_index.
 """
 
 import numpy as np
@@ -29,8 +30,9 @@ def serialize_features(features):
     >>> list(tf.train.Example.FromString(record).features.feature["label_ids"].int64_list.value)
     [1]
     """
-    if isinstance(features.label_id, float):
-        label = tf.train.Feature(float_list=tf.train.FloatList(value=[features.label_id]))
+    if isinstance(features.label_id, (float, list)):
+        values = features.label_id if isinstance(features.label_id, list) else [features.label_id]
+        label = tf.train.Feature(float_list=tf.train.FloatList(value=values))
     else:
         label = _int64s([features.label_id])
     feature = {"input_ids": _int64s(_flat(features.input_ids)), "input_mask": _int64s(_flat(features.input_mask)),
@@ -65,16 +67,18 @@ def read_example_indices(path, batch_size=4096):
     return np.concatenate([np.zeros([0], np.int64), *dataset.as_numpy_iterator()])
 
 
-def batch_parser(max_seq_length, num_choices=None, is_regression=False):
+def batch_parser(max_seq_length, num_choices=None, is_regression=False, multi_hot=0):
     """Returns a function: a batch of serialized records → (inputs, labels, is_real_example).
 
     inputs are {"input_word_ids", "input_mask", "input_type_ids"}, int32 [B, T] (or [B, C, T]); labels int32
-    [B] (float32 for regression); is_real_example float32 [B], usable as Keras sample weights.
+    [B] (float32 for regression; float32 [B, L] multi-hot for multi-label); is_real_example float32 [B], usable as
+    Keras sample weights.
 
     Args:
         max_seq_length: T.
         num_choices: C, or None.
         is_regression: labels are floats.
+        multi_hot: L, the multi-hot labels' width (multi-label), or 0.
 
     Example:
     >>> from official_bert.classification.features import InputFeatures
@@ -86,7 +90,10 @@ def batch_parser(max_seq_length, num_choices=None, is_regression=False):
     shape = [max_seq_length] if num_choices is None else [num_choices, max_seq_length]
     width = max_seq_length * (num_choices or 1)
     spec = {name: tf.io.FixedLenFeature([width], tf.int64) for name in ("input_ids", "input_mask", "segment_ids")}
-    spec["label_ids"] = tf.io.FixedLenFeature([], tf.float32 if is_regression else tf.int64)
+    if multi_hot:
+        spec["label_ids"] = tf.io.FixedLenFeature([multi_hot], tf.float32)
+    else:
+        spec["label_ids"] = tf.io.FixedLenFeature([], tf.float32 if is_regression else tf.int64)
     spec["is_real_example"] = tf.io.FixedLenFeature([], tf.int64)
 
     def parse(serialized):
@@ -97,7 +104,7 @@ def batch_parser(max_seq_length, num_choices=None, is_regression=False):
 
         inputs = {"input_word_ids": ids("input_ids"), "input_mask": ids("input_mask"),
                   "input_type_ids": ids("segment_ids")}
-        labels = parsed["label_ids"] if is_regression else tf.cast(parsed["label_ids"], tf.int32)
+        labels = parsed["label_ids"] if is_regression or multi_hot else tf.cast(parsed["label_ids"], tf.int32)
         return inputs, labels, tf.cast(parsed["is_real_example"], tf.float32)
 
     return parse

@@ -205,7 +205,8 @@ def _json_rows(path, input_format, columns):
                 row = json.loads(text.rstrip("\r\n"))
             except json.JSONDecodeError as e:
                 hint = " (a JSON array? write one object per line: JSON Lines)" if text.lstrip()[:1] == "[" else ""
-                raise TableFileError(f"{path}, row {line_number}: not a JSON object: {e.msg} at column {e.colno}{hint}") from None
+                raise TableFileError(f"{path}, row {line_number}: not a JSON object: {e.msg} at column "
+                                     f"{e.colno}{hint}") from None
             if not isinstance(row, dict):
                 raise TableFileError(f"{path}, row {line_number}: expected a JSON object, got "
                                      f"{type(row).__name__} {text.strip()[:40]!r}")
