@@ -11,6 +11,8 @@ from official_bert.classification.examples import InputExample
 from official_bert.classification.processor import DataProcessor
 from official_bert.classification.tsv import read_tsv
 
+FIRST_LINES = (None, "header", "data")
+
 
 @dataclasses.dataclass(frozen=True)
 class Layout:
@@ -85,6 +87,10 @@ class TsvProcessor(DataProcessor):
         data_dir: the directory holding the task's files.
         label_list: overrides task.labels (the user tasks "single" and "pair").
         language: the XNLI language; selects the files and rows of that language.
+        first_line: what the first line of a file whose layout has a header is (--tsv_first_line): "header"
+            (skipped, as the original), "data" (read as an example: a file without the header) or None: skipped,
+            but refused when its label column holds one of the labels (or, for regression, a number), the sign of a
+            file without a header, which would silently lose its first example.
 
     Example:
     >>> import os, tempfile
@@ -96,11 +102,14 @@ class TsvProcessor(DataProcessor):
     [InputExample(guid='dev-1', text_a='Great film .', text_b=None, label='pos')]
     """
 
-    def __init__(self, task, data_dir, label_list=None, language=None):
+    def __init__(self, task, data_dir, label_list=None, language=None, first_line=None):
         super().__init__(task.name, task.layouts, label_list or task.labels, leaderboard_files=task.leaderboard_files)
+        if first_line not in FIRST_LINES:
+            raise ClassificationDataError(f"--tsv_first_line={first_line}: expected header or data")
         self.task = task
         self.data_dir = data_dir
         self.language = language
+        self.first_line = first_line
 
     def data_files(self, split):
         self.check_split(split)
@@ -110,15 +119,18 @@ class TsvProcessor(DataProcessor):
         return [os.path.join(self.data_dir, self.task.layouts[split].file.format(language=self.language))]
 
     def cache_settings(self):
-        return {**super().cache_settings(), "language": self.language}
+        return {**super().cache_settings(), "language": self.language,
+                **({"first_line": self.first_line} if self.first_line else {})}
 
     def _read(self, split):
         layout = self.task.layouts[split]
         [path] = self.data_files(split)
         examples, short_lines, languages = [], [], set()
         rows = read_tsv(path)
-        if layout.header:
-            next(rows, None)
+        if layout.header and self.first_line != "data":
+            first = next(rows, None)
+            if first is not None and self.first_line is None:
+                self._check_header(path, layout, *first)
         for line_number, row in rows:
             if len(row) < layout.min_columns:
                 if split not in self.task.skip_short_rows:
@@ -145,6 +157,27 @@ class TsvProcessor(DataProcessor):
             raise ClassificationDataError(f"{path}: no rows in language {self.language!r}; the file has "
                                           f"{', '.join(sorted(languages))}")
         return examples
+
+    def _check_header(self, path, layout, line_number, row):
+        """Refuses a first line that reads as an example: a file without the header the layout has."""
+        if layout.label is None or len(row) < layout.min_columns:
+            return
+        raw = row[layout.label]
+        if self.is_regression:
+            try:
+                float(raw)
+            except ValueError:
+                return
+            found = f"the number {raw!r}"
+        elif self.task.label_aliases.get(raw, raw) in self.label_list:
+            # A task without labels of its own takes them from --label_list (single, pair).
+            found = f"{raw!r}, one of {'--label_list' if self.task.labels is None else 'the task'}'s labels"
+        else:
+            return
+        raise ClassificationDataError(
+            f"{path}:{line_number}: the first line is skipped as the header ({layout.columns}), as the original does, "
+            f"but its label column holds {found}: without a header this example would be lost; pass "
+            "--tsv_first_line=data to read it as an example, or --tsv_first_line=header to skip it")
 
     def _example(self, split, layout, row, where, index):
         guid = f"{split}-{row[layout.guid] if layout.guid is not None else index}"

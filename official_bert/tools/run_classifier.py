@@ -28,6 +28,7 @@ from official_bert.tools import cli  # first: it quiets TensorFlow's C++ start-u
 
 from absl import flags
 
+from official_bert.classification.tsv_processor import TsvProcessor
 from official_bert.finetuning import run_task
 from official_bert.tasks import ClassificationTask
 from official_bert.tools.flags import (define_export_flags, define_finetuning_flags, define_model_flags,
@@ -58,6 +59,10 @@ flags.DEFINE_bool("keep_best", False, "With --do_train and --do_eval: evaluate o
 flags.DEFINE_string("xnli_language", "zh", "The XNLI language (--task_name=xnli): en, de, zh, ... (the original "
                     "hard-codes zh).")
 flags.DEFINE_string("label_list", None, "The labels of --task_name=single or pair, comma-separated, in id order.")
+flags.DEFINE_enum("tsv_first_line", None, ["header", "data"], "The first line of a .tsv file whose layout has a "
+                  "header (SST-2's and MRPC's, so single's and pair's too): header: skipped, as the original; data: "
+                  "read as an example (a file without the header). Default: skipped, and refused when its label "
+                  "column holds a label, the sign of a file without the header (its first example would be lost).")
 flags.DEFINE_bool("use_tfds", False, "Read the task through tensorflow-datasets (prepared locally) instead of "
                   "--data_dir.")
 flags.DEFINE_string("tfds_data_dir", None, "tensorflow-datasets' data_dir, with --use_tfds.")
@@ -79,6 +84,10 @@ def main():
                               xnli_language=FLAGS.xnli_language, use_tfds=FLAGS.use_tfds,
                               tfds_data_dir=FLAGS.tfds_data_dir, freeze_encoder=FLAGS.freeze_encoder,
                               doc_stride=FLAGS.doc_stride, window_pooling=FLAGS.window_pooling)
+    if FLAGS.tsv_first_line:
+        if not isinstance(task.processor, TsvProcessor):
+            cli.fail(f"--tsv_first_line is for tasks read from .tsv files, not --task_name={FLAGS.task_name}")
+        task.processor.first_line = FLAGS.tsv_first_line
     run_task(task, finetuning_settings_from_flags(sweep_from_flags()), watch=cli.watch)
 
 
