@@ -19,6 +19,7 @@ from absl import flags, logging
 
 from official_bert import distribution
 from official_bert.configs import BertConfig
+from official_bert.export.tflite import QUANTIZATIONS
 from official_bert.finetuning.settings import FineTuningSettings
 from official_bert.training.precision import resolve_mixed_precision
 
@@ -111,8 +112,13 @@ def define_shared_flags():
 
 
 def define_export_flags():
-    """Defines --export_dir."""
+    """Defines --export_dir, --export_tflite_dir and --tflite_quantization."""
     flags.DEFINE_string("export_dir", None, "Export the model for TF Serving as a new version <export_dir>/<n>/.")
+    flags.DEFINE_string("export_tflite_dir", None, "Also convert that export to LiteRT: "
+                        "<export_tflite_dir>/model.tflite (token ids in, builtin ops only), text_model.tflite (raw "
+                        "text in) where the converter can, and vocab.txt.")
+    flags.DEFINE_enum("tflite_quantization", "none", QUANTIZATIONS, "LiteRT weights: none (float32), dynamic_int8 "
+                      "(about a quarter of the size) or float16 (half).")
 
 
 def define_sweep_flags():

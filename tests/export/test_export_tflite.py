@@ -1,0 +1,136 @@
+"""LiteRT export: model.tflite holds builtin ops only and gives the SavedModel's outputs (float32 within 1e-4;
+int8 at under 30 % of the size, with the same labels), run by ai-edge-litert's interpreter; the tool's output."""
+
+import os
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+from ai_edge_litert import schema_py_generated as schema
+from ai_edge_litert.interpreter import Interpreter
+
+from official_bert import BertClassifier, BertEncoder
+from official_bert.export.classifier import classifier_outputs
+from official_bert.export.saved_model import ServingSpec, export_saved_model
+from official_bert.export.text import TextPacker
+from official_bert.export.tflite import LiteRtExportError, convert_signature, export_tflite
+from official_bert.text.tokenizer_spec import TokenizerSpec
+from tests.export.test_export import spread
+from tests.finetuning.test_run_classifier import SEQ_LENGTH, tiny_config, write_model_files
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LABELS = ("neg", "pos", "mixed")
+_BUILTIN_NAMES = {value: name for name, value in vars(schema.BuiltinOperator).items() if not name.startswith("_")}
+
+
+def ops_of(path):
+    """The operator names of a .tflite file, read from its flatbuffer: builtin names, or a custom op's code
+    (Select TF ops are custom ops named Flex<Op>)."""
+    with open(path, "rb") as f:
+        model = schema.ModelT.InitFromPackedBuf(bytearray(f.read()), 0)
+    names = set()
+    for code in model.operatorCodes:
+        builtin = max(code.builtinCode, code.deprecatedBuiltinCode)
+        names.add(code.customCode.decode() if builtin == schema.BuiltinOperator.CUSTOM else _BUILTIN_NAMES[builtin])
+    return names
+
+
+def export_text_classifier(export_dir, model, vocab, labels):
+    """`model` exported with one raw-text input, text_a, as run_classifier exports a single-sentence task."""
+    tokenizer = TokenizerSpec(vocab).layer()
+    packer, postprocess = TextPacker(tokenizer, SEQ_LENGTH, pad_to_longest=True), classifier_outputs(labels)
+    spec = ServingSpec({"text_a": tf.TensorSpec([None], tf.string)},
+                       lambda call_model, text_a: postprocess(call_model(packer.pack(text_a))), postprocess,
+                       (SEQ_LENGTH,), (tokenizer,))
+    return export_saved_model(export_dir, model, spec)
+
+
+def run_tflite(path, inputs):
+    runner = Interpreter(model_path=path).get_signature_runner("serve_tensors")
+    return runner(**inputs)
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """A classifier (random weights, a head spread so that every label occurs) large enough for weight
+    quantization to matter (LiteRT leaves tensors under 1,024 values in float), exported and converted."""
+    work = tmp_path_factory.mktemp("tflite")
+    vocab, _ = write_model_files(str(work / "model"))
+    keras.utils.set_random_seed(3)
+    # Token ids drawn from the whole embedding table (LiteRT takes ids, not text), of varied lengths.
+    rng = np.random.default_rng(0)
+    mask = (np.arange(SEQ_LENGTH) < rng.integers(3, SEQ_LENGTH + 1, (96, 1))).astype(np.int32)
+    inputs = {"input_word_ids": rng.integers(5, 4000, mask.shape).astype(np.int32) * mask, "input_mask": mask,
+              "input_type_ids": np.zeros_like(mask)}
+    config = tiny_config(hidden_size=64, intermediate_size=256, vocab_size=4000)
+    model = spread(BertClassifier(BertEncoder(config), len(LABELS)), inputs)
+    path = export_text_classifier(str(work / "export"), model, vocab, LABELS)
+    lite = {q: export_tflite(str(work / "export"), str(work / q), q, text_model=False)
+            for q in ("none", "dynamic_int8")}
+    return dict(work=work, path=path, inputs=inputs, lite=lite)
+
+
+@pytest.mark.slow
+def test_model_tflite_has_builtin_ops_only_and_the_saved_models_logits(exported):
+    ops = ops_of(exported["lite"]["none"].model_path)
+    assert {"FULLY_CONNECTED", "GATHER", "SOFTMAX"} <= ops
+    assert not [op for op in ops if op.startswith("Flex") or op not in _BUILTIN_NAMES.values()], ops
+    serving = tf.saved_model.load(exported["path"]).signatures["serve_tensors"]
+    expected = {k: v.numpy() for k, v in serving(**{k: tf.constant(v) for k, v in exported["inputs"].items()}).items()}
+    got = run_tflite(exported["lite"]["none"].model_path, exported["inputs"])
+    np.testing.assert_allclose(got["logits"], expected["logits"], atol=1e-4, rtol=0)
+    np.testing.assert_allclose(got["probabilities"], expected["probabilities"], atol=1e-5, rtol=0)
+    assert list(got["label"]) == list(expected["label"])
+    assert len(set(expected["label"])) == 3  # every label occurs: the label lookup is really compared
+
+
+@pytest.mark.slow
+def test_dynamic_int8_is_under_30_percent_of_float32_with_the_same_labels(exported):
+    fp32, int8 = (exported["lite"][q].model_path for q in ("none", "dynamic_int8"))
+    assert os.path.getsize(int8) <= 0.30 * os.path.getsize(fp32), (os.path.getsize(int8), os.path.getsize(fp32))
+    float_labels = run_tflite(fp32, exported["inputs"])["label"]
+    float_logits, int8_out = run_tflite(fp32, exported["inputs"])["logits"], run_tflite(int8, exported["inputs"])
+    assert np.mean(int8_out["label"] == float_labels) >= 0.95
+    error = np.abs(int8_out["logits"] - float_logits).max()
+    assert 1e-4 < error < 0.05 * np.ptp(float_logits), error  # quantized (not the float file), yet close
+    # The vocabulary travels with the models: an app tokenizes with it.
+    assert os.path.basename(exported["lite"]["none"].assets[0]) == "vocab.txt"
+
+
+def test_a_bad_quantization_and_an_unconvertible_signature_are_named(tmp_path):
+    with pytest.raises(LiteRtExportError, match="--tflite_quantization=int4: expected one of none, dynamic_int8"):
+        convert_signature(str(tmp_path), "serve_tensors", "int4")
+    module = tf.Module()
+    module.f = tf.function(lambda s: {"n": tf.strings.to_number(s)}, input_signature=[tf.TensorSpec([None], tf.string)])
+    tf.saved_model.save(module, str(tmp_path / "sm"), signatures={"serve_tensors": module.f.get_concrete_function()})
+    with pytest.raises(LiteRtExportError, match=r"cannot convert serve_tensors \(.*tf\.StringToNumber"):
+        convert_signature(str(tmp_path / "sm"), "serve_tensors")
+    with pytest.raises(LiteRtExportError, match="no saved_model.pb in it"):
+        export_tflite(str(tmp_path), str(tmp_path / "lite"))
+    assert not os.path.exists(tmp_path / "lite")
+
+
+@pytest.mark.slow
+def test_the_tool_converts_the_newest_version_prints_sizes_and_names_what_blocks_the_text_model(exported, tmp_path):
+    result = subprocess.run([sys.executable, os.path.join(REPO, "export_tflite.py"),
+                             f"--saved_model_dir={exported['work'] / 'export'}", f"--output_dir={tmp_path / 'lite'}",
+                             "--tflite_quantization=float16"],
+                            capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert f"converted {exported['path']} (float16):" in result.stdout
+    assert f"{tmp_path / 'lite' / 'model.tflite'}  0." in result.stdout
+    # The in-graph BasicTokenizer searches its lowercase table with tf.searchsorted(side="left"): tf.LowerBound,
+    # which has neither a builtin nor a Select TF kernel (tf.UpperBound has one). When that lookup changes,
+    # text_model.tflite is written and this test must check it instead.
+    assert result.stdout.rstrip().endswith("no text_model.tflite: " + str(exported["path"]) + ": the LiteRT converter "
+                                           "cannot convert serving_default (ops without a LiteRT builtin or Select TF "
+                                           "kernel: tf.LowerBound)"), result.stdout
+    assert not os.path.exists(tmp_path / "lite" / "text_model.tflite")
+    half = os.path.getsize(tmp_path / "lite" / "model.tflite")
+    assert 0.4 < half / os.path.getsize(exported["lite"]["none"].model_path) < 0.6
+    np.testing.assert_allclose(run_tflite(str(tmp_path / "lite" / "model.tflite"), exported["inputs"])["logits"],
+                               run_tflite(exported["lite"]["none"].model_path, exported["inputs"])["logits"],
+                               atol=0.05, rtol=0.01)
