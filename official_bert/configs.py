@@ -194,6 +194,8 @@ class BertConfig:
                 raise ConfigError(f"{source}: hidden_act {act!r} is not supported; expected one of "
                                   f"{sorted(_HF_ACTIVATIONS)}")
             values["hidden_act"] = _HF_ACTIVATIONS[act]
+            if values.get("is_decoder") and "causal_attention" not in values:
+                values["causal_attention"] = True  # transformers' BERT decoder: a causal mask
             if values.get("position_embedding_type", "absolute") != "absolute":
                 raise ConfigError(f"{source}: position_embedding_type {values['position_embedding_type']!r} "
                                   "is not supported (only 'absolute', as in BERT)")

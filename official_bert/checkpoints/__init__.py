@@ -15,7 +15,8 @@ import warnings
 
 from absl import logging
 
-from official_bert.checkpoints import case, detect, google, huggingface, loading, native
+from official_bert.checkpoints import case, causal, detect, google, huggingface, loading, native
+from official_bert.checkpoints.causal import resolve_causal_attention
 from official_bert.checkpoints.loading import LoadReport
 from official_bert.checkpoints.source import CheckpointError
 from official_bert.configs import BertConfig
@@ -31,7 +32,9 @@ def load_checkpoint(model, path, do_lower_case=None):
     The encoder's weights always load (the checkpoint must hold the whole encoder; the pooler may be
     absent); heads load where the model has them and the checkpoint too: MLM/NSP into a `BertPretrainer`,
     the classifier or span head into the matching task model. A config beside the checkpoint
-    (`bert_config.json` / `config.json`) must agree with the model's. Nothing is assigned unless all checks pass.
+    (`bert_config.json` / `config.json`) must agree with the model's, and a left-to-right checkpoint (its config or
+    the marker inside it, see `causal.py`) loads only into a left-to-right model. Nothing is assigned unless all
+    checks pass.
 
     Args:
         model: a `BertEncoder`, `BertPretrainer` or task model.
@@ -45,7 +48,8 @@ def load_checkpoint(model, path, do_lower_case=None):
 
     Raises:
         CheckpointError: no readable checkpoint at `path`; a shape mismatch (naming the variable and both
-            shapes); a config or an encoder that does not match the model's.
+            shapes); a config or an encoder that does not match the model's; a left-to-right checkpoint and a
+            bidirectional model, or the reverse.
 
     Example:
     >>> import tempfile
@@ -62,6 +66,7 @@ def load_checkpoint(model, path, do_lower_case=None):
     source = detect.open_source(located)
     if located.config_file:
         loading.check_config(model, BertConfig.from_json_file(located.config_file), located.config_file)
+    causal.check_model(native.is_causal(model), causal.recorded(located, source))
     report = loading.assign(model, source)
     if do_lower_case is not None:
         report.warnings = case.case_mismatches(do_lower_case, located)

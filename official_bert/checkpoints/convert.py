@@ -2,7 +2,7 @@
 
 import tensorflow as tf
 
-from official_bert.checkpoints import detect, load_checkpoint, save_checkpoint
+from official_bert.checkpoints import detect, load_checkpoint, resolve_causal_attention, save_checkpoint
 from official_bert.checkpoints.source import CheckpointError
 from official_bert.configs import BertConfig
 from official_bert.io.files import is_stale_temporary, listdir, remove_stale_temporaries
@@ -68,7 +68,9 @@ def convert_checkpoint(input_path, output_path, output_format, bert_config_file=
     if config_file is None:
         raise CheckpointError(f"{input_path}: no bert_config.json or config.json beside the checkpoint; "
                               "pass the model's config file")
-    model = model_for(detect.open_source(located), BertConfig.from_json_file(config_file))
+    # A left-to-right checkpoint converts as one (its marker kept) even under a config without the key.
+    config = resolve_causal_attention(BertConfig.from_json_file(config_file), None, config_file, [input_path])
+    model = model_for(detect.open_source(located), config)
     report = load_checkpoint(model, input_path)
     save_checkpoint(model, output_path, output_format, vocab_file=located.vocab_file)
     return report

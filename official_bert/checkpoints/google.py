@@ -7,7 +7,7 @@ import tensorflow as tf
 from absl import logging
 
 from official_bert.checkpoints import names
-from official_bert.checkpoints.source import CheckpointError, Source, Tensor
+from official_bert.checkpoints.source import GOOGLE_CAUSAL_MARKER, CheckpointError, Source, Tensor
 from official_bert.io import atomic_bundle, is_file
 
 CHECKPOINT_NAME = "bert_model.ckpt"
@@ -60,7 +60,9 @@ def read(prefix):
     reader = open_reader(prefix)
     source = Source(format="google", path=prefix, tensors={})
     for name, shape in sorted(reader.get_variable_to_shape_map().items()):
-        if _TRAINING_STATE.search(name):
+        if name == GOOGLE_CAUSAL_MARKER:
+            source.causal_attention = bool(read_tensor(reader, prefix, name)) or None
+        elif _TRAINING_STATE.search(name):
             source.skipped.append(name)
         else:
             source.tensors[name] = Tensor(name, tuple(shape), False,
@@ -78,6 +80,9 @@ def write(model, config, directory):
     with exact erf GELU (every Hugging Face BERT) is written with `"hidden_act": "gelu_erf"`, which this project
     reads back exactly but the original code refuses; a warning says so.
 
+    A left-to-right model's checkpoint also holds the scalar `GOOGLE_CAUSAL_MARKER`, which the original code ignores
+    (it loads the names its graph has).
+
     Args:
         model: a BertEncoder, BertPretrainer or task model.
         config: its `BertConfig`, written as `bert_config.json`.
@@ -91,13 +96,15 @@ def write(model, config, directory):
                         "cannot: its modeling.py knows only tanh GELU and rejects hidden_act \"gelu_erf\" in "
                         "bert_config.json. official_bert reads the checkpoint exactly; with the original code, "
                         "setting \"gelu\" there loads it but computes slightly different outputs.", directory)
-    arrays = names.model_to_google(model)
+    tensors = {name: tf.constant(a, dtype=tf.float32) for name, a in names.model_to_google(model).items()}
+    if config.causal_attention:
+        tensors[GOOGLE_CAUSAL_MARKER] = tf.constant(True)
     tf.io.gfile.makedirs(directory)
     prefix = os.path.join(directory, CHECKPOINT_NAME)
     with atomic_bundle(prefix) as tmp:
         # SaveV2 writes a V2 bundle under plain names, with no object graph: what TF1's Saver writes.
-        tf.raw_ops.SaveV2(prefix=tmp, tensor_names=list(arrays), shape_and_slices=[""] * len(arrays),
-                          tensors=[tf.constant(a, dtype=tf.float32) for a in arrays.values()])
+        tf.raw_ops.SaveV2(prefix=tmp, tensor_names=list(tensors), shape_and_slices=[""] * len(tensors),
+                          tensors=list(tensors.values()))
     config.to_json_file(os.path.join(directory, CONFIG_NAME))
     return prefix
 

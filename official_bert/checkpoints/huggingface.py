@@ -11,7 +11,7 @@ from safetensors.numpy import save_file
 
 from official_bert import models
 from official_bert.checkpoints import names
-from official_bert.checkpoints.source import CheckpointError, Source, Tensor
+from official_bert.checkpoints.source import CAUSAL_MARKER, CheckpointError, Source, Tensor
 from official_bert.io import atomic_local_path, local_copy, write_text
 
 WEIGHTS_NAME = "model.safetensors"
@@ -110,12 +110,14 @@ def read(path):
         with local_copy(path) as local:
             handle = safe_open(local, framework="np")
         keys = sorted(handle.keys())
+        metadata = handle.metadata() or {}
         shapes = {key: tuple(handle.get_slice(key).get_shape()) for key in keys}
     except (SafetensorError, OSError, ValueError) as e:
         raise CheckpointError(f"{path}: not a readable safetensors file ({e}); it may be truncated") from None
     prefixed = any(key.startswith("bert.") for key in keys)
     source = Source(format="huggingface", path=path, tensors={},
-                    name_in_file=lambda g: hf_name(g)[0] if prefixed else hf_name(g)[0].removeprefix("bert."))
+                    name_in_file=lambda g: hf_name(g)[0] if prefixed else hf_name(g)[0].removeprefix("bert."),
+                    causal_attention=metadata.get(CAUSAL_MARKER) == "true" or None)
     for key in keys:
         name = canonical(key)
         google = google_name(name)
@@ -138,7 +140,9 @@ def write(model, config, directory):
     """Writes `directory/model.safetensors` + `config.json` that transformers' `from_pretrained` loads.
 
     An encoder is written as `BertModel` writes itself (no "bert." prefix); a model with heads as
-    `BertForPreTraining`, `BertForSequenceClassification`, ... do (prefixed), with `architectures` to match.
+    `BertForPreTraining`, `BertForSequenceClassification`, ... do (prefixed), with `architectures` to match. A
+    left-to-right model's file carries the marker in its metadata, its config.json "causal_attention": true and
+    "is_decoder": true (transformers' causal mask; its pooler still reads [CLS], ours the last real token).
 
     Args:
         model: a BertEncoder, BertPretrainer or task model.
@@ -159,7 +163,8 @@ def write(model, config, directory):
     weights_path = os.path.join(directory, WEIGHTS_NAME)
     with atomic_local_path(weights_path) as tmp:
         # transformers refuses safetensors files whose metadata does not name a framework.
-        save_file(tensors, tmp, metadata={"format": "pt"})
+        save_file(tensors, tmp, metadata={"format": "pt", **({CAUSAL_MARKER: "true"} if config.causal_attention
+                                                              else {})})
     write_text(os.path.join(directory, CONFIG_NAME),
                json.dumps(hf_config(model, config, arrays), indent=2, sort_keys=True) + "\n")
     return weights_path
@@ -170,6 +175,8 @@ def hf_config(model, config, arrays):
     values = {name: getattr(config, name) for name in _CONFIG_FIELDS}
     values.update(model_type="bert", hidden_act=_HF_ACTIVATIONS[config.hidden_act], pad_token_id=0,
                   position_embedding_type="absolute", architectures=[_architecture(model, arrays)])
+    if config.causal_attention:
+        values.update(causal_attention=True, is_decoder=True)
     if values["architectures"][0] in ("BertForSequenceClassification", "BertForTokenClassification"):
         labels = [f"LABEL_{i}" for i in range(arrays["output_weights"].shape[0])]
         values.update(id2label=dict(enumerate(labels)), label2id={label: i for i, label in enumerate(labels)})

@@ -16,7 +16,7 @@ from google.protobuf import message
 from tensorflow.core.protobuf import trackable_object_graph_pb2
 
 from official_bert.checkpoints import google, names
-from official_bert.checkpoints.source import CheckpointError, Source, Tensor
+from official_bert.checkpoints.source import CAUSAL_MARKER, NATIVE_CAUSAL_MARKER, CheckpointError, Source, Tensor
 from official_bert.io import atomic_bundle
 
 CHECKPOINT_NAME = "model.ckpt"
@@ -54,6 +54,8 @@ def read(prefix):
     variables = [(path, tuple(shapes[key]), lambda key=key: google.read_tensor(reader, prefix, key))
                  for path, key in sorted(keys.items())]
     source = from_variables("official_bert", prefix, variables)
+    if NATIVE_CAUSAL_MARKER in shapes:
+        source.causal_attention = bool(google.read_tensor(reader, prefix, NATIVE_CAUSAL_MARKER)) or None
     model_keys = set(keys.values())
     source.skipped = sorted(k for k in shapes if k not in model_keys and k != OBJECT_GRAPH_KEY)
     return source
@@ -65,7 +67,9 @@ def read_keras(path):
         model = keras.saving.load_model(path, compile=False)
     except Exception as e:  # Keras raises anything from ValueError to zipfile.BadZipFile on a broken file.
         raise CheckpointError(f"{path}: cannot open the .keras file ({type(e).__name__}: {e})") from None
-    return from_variables("keras", path, [(w.path, tuple(w.shape), w.numpy) for w in model.weights])
+    source = from_variables("keras", path, [(w.path, tuple(w.shape), w.numpy) for w in model.weights])
+    source.causal_attention = is_causal(model) or None
+    return source
 
 
 def from_variables(format, path, variables):
@@ -87,8 +91,31 @@ def from_variables(format, path, variables):
     return source
 
 
+def is_causal(model):
+    """Whether `model` (a BertEncoder, or a model with one as `encoder`) computes left-only.
+
+    Example:
+    >>> from official_bert import BertConfig, BertEncoder
+    >>> is_causal(BertEncoder(BertConfig.from_preset("tiny", vocab_size=50), causal_attention=True))
+    True
+    """
+    return bool(getattr(getattr(model, "encoder", model), "causal_attention", False))
+
+
+def causal_marker(causal):
+    """The root objects that mark a `tf.train.Checkpoint` of a left-to-right model (`CAUSAL_MARKER`): none for a
+    bidirectional one.
+
+    Example:
+    >>> causal_marker(False), list(causal_marker(True))
+    ({}, ['causal_attention'])
+    """
+    return {CAUSAL_MARKER: tf.Variable(True, trainable=False)} if causal else {}
+
+
 def write(model, config, directory):
-    """Writes `directory/model.ckpt.*` (a `tf.train.Checkpoint(model=model)`) + `bert_config.json`.
+    """Writes `directory/model.ckpt.*` (a `tf.train.Checkpoint(model=model)`, with the left-to-right marker for a
+    causal model) + `bert_config.json`.
 
     Returns:
         the checkpoint prefix.
@@ -96,6 +123,6 @@ def write(model, config, directory):
     tf.io.gfile.makedirs(directory)
     prefix = os.path.join(directory, CHECKPOINT_NAME)
     with atomic_bundle(prefix) as tmp:
-        tf.train.Checkpoint(**{MODEL_KEY: model}).write(tmp)
+        tf.train.Checkpoint(**{MODEL_KEY: model}, **causal_marker(config.causal_attention)).write(tmp)
     config.to_json_file(os.path.join(directory, CONFIG_NAME))
     return prefix

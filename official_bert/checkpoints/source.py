@@ -1,11 +1,19 @@
 """What every checkpoint reader hands to the loader: tensors under the original Google TF1 names."""
 
 import dataclasses
-from typing import Callable
+from typing import Callable, Optional
 
 import numpy as np
 
 from official_bert.errors import Error
+
+# The left-to-right marker a checkpoint of a causal model carries inside itself, so that a copy without its
+# bert_config.json still says how its weights compute: a root object of a tf.train.Checkpoint (training's and
+# ours), a scalar beside the weights of a Google TF1 checkpoint (the original code loads only the names its graph
+# has), a metadata key of a safetensors file.
+CAUSAL_MARKER = "causal_attention"
+GOOGLE_CAUSAL_MARKER = "official_bert/causal_attention"
+NATIVE_CAUSAL_MARKER = CAUSAL_MARKER + "/.ATTRIBUTES/VARIABLE_VALUE"
 
 
 class CheckpointError(Error):
@@ -49,6 +57,7 @@ class Source:
         skipped: names in the file that are deliberately not model weights (optimizer slots, step
             counters, tied copies, buffers).
         name_in_file: the file's name for a Google name, to report missing variables in the file's terms.
+        causal_attention: True when the checkpoint carries the left-to-right marker (`CAUSAL_MARKER`), else None.
     """
 
     format: str
@@ -57,3 +66,4 @@ class Source:
     unknown: list = dataclasses.field(default_factory=list)
     skipped: list = dataclasses.field(default_factory=list)
     name_in_file: Callable[[str], str] = str
+    causal_attention: Optional[bool] = None

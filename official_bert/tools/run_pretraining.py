@@ -23,7 +23,7 @@ import tensorflow as tf
 from absl import flags, logging
 
 from official_bert import distribution
-from official_bert.configs import resolve_causal_attention
+from official_bert.checkpoints import resolve_causal_attention
 from official_bert.training import input_pipeline
 from official_bert.io import write_eval_results
 from official_bert.training import PretrainingRun, TrainingError, TrainingOptions, prepare_output_dir
@@ -90,8 +90,10 @@ def main():
     if not FLAGS.do_train and not options.init_checkpoint and not tf.train.latest_checkpoint(options.output_dir):
         raise TrainingError("--do_eval without --do_train evaluates a checkpoint: none in --output_dir, and no "
                             "--init_checkpoint")
-    # An LTR run records its left-only constraint in the bert_config.json it writes, for every tool after it.
+    # An LTR run records its left-only constraint in the bert_config.json it writes and in its checkpoints, for every
+    # tool after it; pretraining continued from an LTR checkpoint (or resumed) stays LTR.
     config = resolve_causal_attention(model_config_from_flags(), FLAGS.objective == "ltr", FLAGS.bert_config_file,
+                                      (options.init_checkpoint, options.output_dir),
                                       ("--objective=ltr", f"--objective={FLAGS.objective}"))
 
     data = input_pipeline.open_pretraining_files(FLAGS.input_file, FLAGS.max_seq_length,

@@ -4,7 +4,7 @@ The files are `output_dir/ckpt-<step>.{index,data-*}` and the `checkpoint` state
 `tf.train.CheckpointManager` over `tf.train.Checkpoint(model=..., optimizer=..., seed_generators=...)`: the
 model's weights, the optimizer's slots and step, and the state of the model's random seed generators (its dropout
 layers' `keras.random.SeedGenerator`s, which `keras.Model.weights` leaves out), so that a resumed run draws the
-dropout masks an uninterrupted one draws. It is "our own checkpoint"
+dropout masks an uninterrupted one draws; a left-to-right model's also hold the marker of `checkpoints/causal.py`. It is "our own checkpoint"
 (official_bert/checkpoints/native.py), so `load_checkpoint(BertClassifier(...), output_dir)` reads the
 newest one. TensorFlow writes each checkpoint under temporary names and updates the state file last, so
 a run killed at any moment leaves the previous checkpoint intact and the state file pointing at it.
@@ -20,7 +20,7 @@ from tensorflow.core.protobuf import trackable_object_graph_pb2
 
 from official_bert import distribution
 from official_bert.checkpoints import CheckpointError, google, load_checkpoint
-from official_bert.checkpoints.native import MODEL_KEY, OBJECT_GRAPH_KEY
+from official_bert.checkpoints.native import MODEL_KEY, OBJECT_GRAPH_KEY, causal_marker, is_causal
 from official_bert.io import files, remove_tree
 from official_bert.io.atomic import WRITE_ERRORS, reason
 from official_bert.training.keras_compat import ITERATIONS_CHECKPOINT_KEYS
@@ -60,8 +60,10 @@ class TrainingCheckpoints:
     """
 
     def __init__(self, model, optimizer, output_dir, strategy, max_to_keep=5):
-        self._checkpoint = tf.train.Checkpoint(**{MODEL_KEY: model}, optimizer=optimizer,
-                                               **{SEED_GENERATORS_KEY: seed_generator_states(model)})
+        # A left-to-right model's checkpoints carry the marker that keeps it left-only in every later tool.
+        self._objects = {MODEL_KEY: model, "optimizer": optimizer, SEED_GENERATORS_KEY: seed_generator_states(model),
+                         **causal_marker(is_causal(model))}
+        self._checkpoint = tf.train.Checkpoint(**self._objects)
         self._model = model
         self._optimizer = optimizer
         self._output_dir = output_dir
@@ -86,9 +88,12 @@ class TrainingCheckpoints:
                                 f"optimizer and this run has {ours} (--optimizer); pass the run's --optimizer, or "
                                 "use a new --output_dir")
         checkpoint = self._checkpoint
-        if not any(name.startswith(SEED_GENERATORS_KEY + "/") for name, _ in tf.train.list_variables(path)):
-            # Written before the seed generators were saved: the weights and step resume, dropout draws anew.
-            checkpoint = tf.train.Checkpoint(**{MODEL_KEY: self._model}, optimizer=self._optimizer)
+        saved = {name.split("/")[0] for name, _ in tf.train.list_variables(path)}
+        if not saved.issuperset(self._objects):
+            # Written before the seed generators (dropout then draws anew) or the left-to-right marker were saved:
+            # what it holds resumes.
+            checkpoint = tf.train.Checkpoint(**{key: value for key, value in self._objects.items()
+                                                if key in saved or key in (MODEL_KEY, "optimizer")})
         try:
             checkpoint.restore(path).assert_existing_objects_matched()
         except (AssertionError, ValueError, tf.errors.OpError) as e:

@@ -4,6 +4,7 @@ Hub pair all compute causally — changing a later token changes no earlier posi
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -102,11 +103,10 @@ def test_run_classifier_fine_tunes_and_exports_left_only(ltr, tmp_path):
     assert_causal([encoder(x)["sequence_output"] for x in inputs], cut)
     # The export computes as the causal model does, and not as the same weights computed bidirectionally.
     task = ClassificationTask("mrpc", str(tmp_path / "data"))
-    logits = {}
-    for causal in (True, False):
-        model = task.build_model(config.replace(causal_attention=causal), None, None)
-        load_trained_weights(model, str(tmp_path / "run"))  # as the tool does before it exports: head included
-        logits[causal] = np.asarray(model(inputs[1]))
+    models = {causal: task.build_model(config.replace(causal_attention=causal), None, None) for causal in (True, False)}
+    load_trained_weights(models[True], str(tmp_path / "run"))  # as the tool does before it exports: head included
+    models[False].set_weights(models[True].get_weights())  # the same weights bidirectionally (a load refuses them)
+    logits = {causal: np.asarray(model(inputs[1])) for causal, model in models.items()}
     served = tf.saved_model.load(str(tmp_path / "export" / "1")).signatures["serve_tensors"]
     np.testing.assert_allclose(served(**inputs[1])["logits"], logits[True], atol=1e-5)
     assert not np.allclose(logits[True], logits[False], atol=1e-3)
@@ -135,9 +135,22 @@ def test_run_ner_fine_tunes_and_exports_left_only(ltr, tmp_path):
     assert_causal([served(**x)["logits"] for x in inputs], cut)
 
 
-def test_the_tf_hub_encoder_is_left_only(ltr, tmp_path):
-    tool("extract_features.py", f"--bert_config_file={ltr['config']}", f"--vocab_file={ltr['vocab']}",
-         f"--init_checkpoint={ltr['run']}", f"--export_tfhub_dir={tmp_path / 'hub'}", "--max_seq_length=16")
+def copy_without_config(ltr, destination):
+    """The LTR run's newest checkpoint copied alone, as a user copies the weights and leaves the config behind."""
+    prefix = tf.train.latest_checkpoint(str(ltr["run"]))
+    os.makedirs(destination)
+    for path in tf.io.gfile.glob(prefix + ".*"):
+        shutil.copy(path, destination)
+    return os.path.join(destination, os.path.basename(prefix))
+
+
+def test_the_tf_hub_encoder_is_left_only_under_the_pretraining_config_and_a_copied_checkpoint(ltr, tmp_path):
+    # The config first given to run_pretraining.py (no "causal_attention" key) and the weights without their config:
+    # the marker inside the checkpoint keeps the encoder left-only.
+    copy = copy_without_config(ltr, tmp_path / "copy")
+    tool("extract_features.py", f"--bert_config_file={ltr['root'] / 'bert_config.json'}",
+         f"--vocab_file={ltr['vocab']}", f"--init_checkpoint={copy}", f"--export_tfhub_dir={tmp_path / 'hub'}",
+         "--max_seq_length=16")
     encoder = tf.saved_model.load(str(tmp_path / "hub" / "encoder"))
     inputs, cut = causal_inputs(16, BertConfig.from_json_file(str(ltr["config"])).vocab_size)
     assert_causal([encoder(x)["sequence_output"] for x in inputs], cut)
@@ -155,3 +168,31 @@ def test_a_flag_that_contradicts_the_config_is_refused(ltr, tmp_path):
         f"run_classifier: error: --nocausal_attention contradicts {ltr['config']}, which records a left-to-right "
         "model (causal_attention: true): leave the flag out to fine-tune the model as it was pretrained")
     assert not (tmp_path / "run").exists()
+
+
+def test_fine_tuning_under_the_pretraining_config_from_a_copied_checkpoint_stays_left_only(ltr, tmp_path):
+    pretraining_config = ltr["root"] / "bert_config.json"
+    assert "causal_attention" not in json.loads(pretraining_config.read_text())
+    copy = copy_without_config(ltr, tmp_path / "copy")
+    test_run_classifier.write_task("mrpc", str(tmp_path / "data"))
+    flags = ["run_classifier.py", "--task_name=mrpc", f"--data_dir={tmp_path / 'data'}",
+             f"--bert_config_file={pretraining_config}", f"--vocab_file={ltr['vocab']}", f"--init_checkpoint={copy}",
+             f"--output_dir={tmp_path / 'run'}", "--max_seq_length=16", "--train_batch_size=4", "--do_train",
+             "--num_train_epochs=1", "--mixed_precision=fp32"]
+    # A flag that contradicts the checkpoint's marker is refused before anything is written.
+    done = subprocess.run([sys.executable, os.path.join(REPO, flags[0]), *flags[1:], "--nocausal_attention"],
+                          capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=REPO, CUDA_VISIBLE_DEVICES=""))
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"run_classifier: error: --nocausal_attention contradicts the checkpoint {copy}, which records a "
+        "left-to-right model (causal_attention: true): leave the flag out to fine-tune the model as it was pretrained")
+    assert not (tmp_path / "run").exists()
+    tool(*flags)
+    # The fine-tuned run records the constraint (config and marker) and its encoder computes left-only.
+    config = BertConfig.from_json_file(str(tmp_path / "run" / "bert_config.json"))
+    assert config.causal_attention
+    encoder = BertEncoder(config)
+    load_checkpoint(encoder, copy_without_config({"run": tmp_path / "run"}, tmp_path / "copy2"))
+    inputs, cut = causal_inputs(16, config.vocab_size)
+    assert_causal([encoder(x)["sequence_output"] for x in inputs], cut)
