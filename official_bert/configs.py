@@ -222,7 +222,7 @@ class BertConfig:
             raise ConfigError(f"{path}: is a directory; expected a BERT config file (bert_config.json)")
         try:
             with tf.io.gfile.GFile(path, "rb") as f:
-                values = json.loads(f.read().decode("utf-8"))
+                values = json.loads(f.read().decode("utf-8-sig"))  # a leading BOM dropped, which json refuses
         except tf.errors.OpError as e:
             raise ConfigError(f"{path}: cannot read the BERT config file ({e.message})") from None
         except (json.JSONDecodeError, UnicodeDecodeError) as e:

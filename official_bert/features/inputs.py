@@ -97,7 +97,7 @@ def _read_lines(path):
     with tf.io.gfile.GFile(path, "rb") as f:
         for number, raw in enumerate(f):
             try:
-                line = raw.decode("utf-8")
+                line = raw.decode("utf-8-sig" if number == 0 else "utf-8")  # a leading BOM dropped
             except UnicodeDecodeError as e:
                 raise FeatureError(f"{path}:{number + 1}: expected UTF-8 text ({e.reason} at byte {e.start} of "
                                    "the line)") from None

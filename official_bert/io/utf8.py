@@ -3,7 +3,8 @@ counted so that a run can say so once, at its end."""
 
 
 class Utf8Decoder:
-    """Decodes lines as UTF-8, dropping the bytes that are not (the original's "ignore"), and counts them.
+    """Decodes lines as UTF-8, dropping the bytes that are not (the original's "ignore"), and counts them; a byte
+    order mark at the start of a file (line 1) is dropped too.
 
     Example:
     >>> decoder = Utf8Decoder()
@@ -18,6 +19,8 @@ class Utf8Decoder:
         self.first = ""
 
     def decode(self, raw, path, line_number):
+        if line_number == 1:
+            raw = raw.removeprefix(b"\xef\xbb\xbf")
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError:

@@ -75,7 +75,7 @@ def read_conll(path):
         raise NerError(f"{path}: no such file")
     try:
         with tf.io.gfile.GFile(path, "rb") as f:
-            text = f.read().decode("utf-8")
+            text = f.read().decode("utf-8-sig")  # a leading BOM dropped: else "-DOCSTART-" becomes a word
     except UnicodeDecodeError as e:
         raise NerError(f"{path}: not UTF-8 text ({e})") from None
     sentences = []

@@ -28,7 +28,7 @@ def read_json(path, expected):
         raise SquadError(f"{path}: is a directory; expected {expected}")
     try:
         with tf.io.gfile.GFile(path, "rb") as f:
-            return json.loads(f.read().decode("utf-8"))
+            return json.loads(f.read().decode("utf-8-sig"))  # a leading BOM dropped, which json refuses
     except tf.errors.NotFoundError:
         raise SquadError(f"{path}: file not found; expected {expected}") from None
     except UnicodeDecodeError as e:

@@ -75,7 +75,7 @@ def _read_texts(input_file, texts):
             raise FillMaskError(f"--input_file={input_file}: is a directory; expected a text file")
         try:
             with tf.io.gfile.GFile(input_file, "rb") as f:
-                lines = f.read().decode("utf-8").splitlines()
+                lines = f.read().decode("utf-8-sig").splitlines()  # a leading BOM dropped
         except tf.errors.NotFoundError:
             raise FillMaskError(f"--input_file={input_file}: No such file or directory") from None
         except tf.errors.OpError as e:
