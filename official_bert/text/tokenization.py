@@ -105,7 +105,8 @@ def load_vocab(vocab_file):
         with opener(vocab_file, "rb") as reader:
             for line_number, raw in enumerate(reader, start=1):
                 try:
-                    token = raw.decode("utf-8")
+                    # A leading BOM dropped: else the first token ([PAD]) is not found.
+                    token = raw.decode("utf-8-sig" if line_number == 1 else "utf-8")
                 except UnicodeDecodeError as e:
                     raise VocabError(f"{vocab_file}:{line_number}: vocabulary is not UTF-8 ({e.reason} at "
                                      f"byte {e.start})") from None

@@ -14,6 +14,7 @@ from official_bert.io.utf8 import Utf8Decoder
 from official_bert.ner.conll import read_conll
 from official_bert.pretraining_data.documents import read_documents
 from official_bert.squad.examples import read_squad_examples
+from official_bert.tokenization import load_vocab
 
 BOM = "\ufeff"
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -75,3 +76,9 @@ def test_fill_mask_input_drops_a_leading_bom(tmp_path):
                            "print([[text for _, text in _read_texts(path, [])] for path in sys.argv[1:]])", plain,
                            marked], capture_output=True, text=True, timeout=300, cwd=REPO)
     assert done.stdout.strip() == "[['Hello [MASK] world'], ['Hello [MASK] world']]", done.stderr[-2000:]
+
+
+def test_a_vocabulary_with_a_bom_has_its_first_token(tmp_path):
+    plain, marked = both(tmp_path, "vocab.txt", "[PAD]\n[UNK]\n[CLS]\n[SEP]\nthe\n")
+    assert load_vocab(marked) == load_vocab(plain)
+    assert load_vocab(marked)["[PAD]"] == 0
