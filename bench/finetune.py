@@ -33,10 +33,10 @@ import time
 import keras
 import tensorflow as tf
 
-from official_bert import BertConfig, distribution
+from official_bert import BertConfig, BertEncoder, distribution
 from official_bert.classification import get_processor, load_or_create_features
 from official_bert.finetuning import FineTuningRun, Schedule
-from official_bert.tasks.classification import classifier_loss, classifier_metrics, classifier_model, train_dataset_fn
+from official_bert.tasks.classification import classifier_loss, classifier_metrics, classifier_model, train_records
 from official_bert.tokenization import FullTokenizer
 from official_bert.training import TrainingOptions
 from official_bert.text.vocab_builder import build_vocab
@@ -126,12 +126,12 @@ def time_official_bert(args, work_dir, bucket_width, bucket_by_length=False):
     keras.utils.set_random_seed(1)
     strategy = distribution.get_strategy("one_device")
     with strategy.scope():
-        model = classifier_model(config_of(args.shape), processor)
+        model = classifier_model(BertEncoder(config_of(args.shape)), processor)
     options = TrainingOptions(output_dir, train_batch_size=args.batch_size, learning_rate=5e-5)
     run = FineTuningRun(model, classifier_loss(processor), options, Schedule(steps, 2 * steps, steps // 5),
                         strategy, classifier_metrics(processor))
     clock = EpochClock()
-    run.train(train_dataset_fn(train, args.batch_size, 1, bucket_width, bucket_by_length), callbacks=[clock])
+    run.train(train_records(train).dataset_fn(args.batch_size, 1, bucket_width, bucket_by_length), callbacks=[clock])
     return clock.epoch_seconds(steps, train.num_examples // args.batch_size)
 
 

@@ -54,7 +54,8 @@ def main(argv):
     import tensorflow as tf
 
     from official_bert import BertClassifier, BertConfig, BertEncoder
-    from official_bert.export import export_classifier, tokenizer_layer
+    from official_bert.export import export_classifier
+    from official_bert.text.tokenizer_spec import TokenizerSpec
     from official_bert.tokenization import load_vocab
 
     vocab_file = FLAGS.vocab_file or default_vocab()
@@ -72,7 +73,7 @@ def main(argv):
             model = BertClassifier(BertEncoder(config), 2)
             served = {}
             for name in TOKENIZERS:
-                tokenizer = tokenizer_layer(vocab_file, do_lower_case=FLAGS.do_lower_case, wordpiece=name)
+                tokenizer = TokenizerSpec(vocab_file, do_lower_case=FLAGS.do_lower_case, ops=name)
                 path = export_classifier(os.path.join(work, preset, name), model, tokenizer, FLAGS.seq_length,
                                          ["0", "1"], pad_to_longest=not FLAGS.fixed_padding)
                 served[name] = tf.saved_model.load(path).signatures["serving_default"]

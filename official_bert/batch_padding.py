@@ -67,8 +67,9 @@ def trim_to_longest(inputs, bucket_width):
     return {name: value[..., :length] if name in INPUT_NAMES else value for name, value in inputs.items()}
 
 
-def trim_batches(dataset, bucket_width):
-    """`trim_to_longest` on the inputs (the first element) of every batch of `dataset`.
+def trim_batches(dataset, bucket_width, per_token_targets=False):
+    """`trim_to_longest` on the inputs (the first element) of every batch of `dataset`; with `per_token_targets`,
+    the targets (the second, [batch, seq_length]) are cut to the same length.
 
     Example:
     >>> mask = tf.constant([[1, 1, 0, 0, 0, 0]])
@@ -80,5 +81,11 @@ def trim_batches(dataset, bucket_width):
     """
     if bucket_width is None:
         return dataset
-    return dataset.map(lambda inputs, *rest: (trim_to_longest(inputs, bucket_width), *rest),
-                       num_parallel_calls=tf.data.AUTOTUNE)
+
+    def trim(inputs, *rest):
+        inputs = trim_to_longest(inputs, bucket_width)
+        if per_token_targets:
+            rest = (rest[0][:, :tf.shape(inputs["input_mask"])[-1]], *rest[1:])
+        return (inputs, *rest)
+
+    return dataset.map(trim, num_parallel_calls=tf.data.AUTOTUNE)

@@ -5,6 +5,7 @@ import os
 import re
 import subprocess
 import sys
+import zipfile
 
 import numpy as np
 import pytest
@@ -46,7 +47,8 @@ def test_the_toy_task_trains_evaluates_and_exports(tmp_path):
     argv = [sys.executable, str(tmp_path / "run_pair_regression.py"), f"--data_dir={data}", f"--vocab_file={vocab}",
             f"--bert_config_file={config}", f"--output_dir={tmp_path / 'out'}", f"--max_seq_length={SEQ_LENGTH}",
             "--train_batch_size=4", "--eval_batch_size=4", "--learning_rate=1e-3", "--num_train_epochs=2",
-            "--do_train", "--do_eval", f"--export_dir={tmp_path / 'export'}"]
+            "--do_train", "--do_eval", f"--export_dir={tmp_path / 'export'}", "--mixed_precision=bf16",
+            "--length_bucket_width=4", "--bucket_by_length", "--nodo_lower_case"]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=600, cwd=tmp_path,
                           env=dict(os.environ, PYTHONPATH=f"{tmp_path}:{REPO}", CUDA_VISIBLE_DEVICES=""))
     assert done.returncode == 0, done.stderr[-3000:]
@@ -57,3 +59,8 @@ def test_the_toy_task_trains_evaluates_and_exports(tmp_path):
     served = tf.saved_model.load(str(tmp_path / "export" / "1")).signatures["serving_default"]
     scores = served(text_a=tf.constant(["the good film"]), text_b=tf.constant(["a good film"]))["score"]
     assert scores.shape == (1,) and np.isfinite(scores.numpy()).all()
+    # The run-level flags were in effect: the model computed in bf16, and the served tokenizer is cased.
+    with zipfile.ZipFile(tmp_path / "export" / "1" / "model.keras") as saved:
+        assert "mixed_bfloat16" in saved.read("config.json").decode()
+    cased = served(text_a=tf.constant(["The GOOD film"]), text_b=tf.constant(["a good film"]))["score"]
+    assert cased.numpy()[0] != scores.numpy()[0]

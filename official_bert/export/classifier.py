@@ -6,7 +6,7 @@ from official_bert.classification.errors import ClassificationDataError
 from official_bert.export.saved_model import ServingSpec, export_saved_model
 from official_bert.export.text import TextPacker
 from official_bert.export.windows import document_windows, pool_documents
-from official_bert.finetuning.windows import check_window_pooling
+from official_bert.classification.windows import check_window_pooling
 
 
 def classifier_outputs(label_list):
@@ -46,7 +46,7 @@ def classifier_serving_spec(tokenizer, seq_length, label_list, *, text_b=False, 
     it (`export.windows`), and a document's logits (or score) are the mean (or max) of its windows'.
 
     Args:
-        tokenizer: the in-graph tokenizer layer (see `text.tokenizer_layer`).
+        tokenizer: the model's `TokenizerSpec` (its in-graph layer tokenizes the requests).
         seq_length: the max_seq_length the model was trained with.
         label_list: the label strings in id order, or None for regression.
         text_b: whether the task has a second sentence.
@@ -57,13 +57,14 @@ def classifier_serving_spec(tokenizer, seq_length, label_list, *, text_b=False, 
 
     Example:
     >>> import os, tempfile
-    >>> from official_bert.export.text import tokenizer_layer
+    >>> from official_bert.text.tokenizer_spec import TokenizerSpec
     >>> vocab = os.path.join(tempfile.mkdtemp(), "vocab.txt")
     >>> _ = open(vocab, "w").write("[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\nswim\\n")
-    >>> spec = classifier_serving_spec(tokenizer_layer(vocab), 8, ["0", "1", "2", "3"], num_choices=4)
+    >>> spec = classifier_serving_spec(TokenizerSpec(vocab), 8, ["0", "1", "2", "3"], num_choices=4)
     >>> {name: input.shape.as_list() for name, input in spec.text_inputs.items()}, spec.input_shape
     ({'text_a': [None], 'text_b': [None, 4]}, (4, 8))
     """
+    tokenizer = tokenizer.layer()
     packer = TextPacker(tokenizer, seq_length, pad_to_longest)
     postprocess = classifier_outputs(label_list)
     text = tf.TensorSpec([None], tf.string)

@@ -46,17 +46,18 @@ def embedding_serving_spec(tokenizer, seq_length):
     Texts are packed as `[CLS] text [SEP]`, truncated to seq_length, and a batch is padded to its longest.
 
     Args:
-        tokenizer: the in-graph tokenizer layer (see `text.tokenizer_layer`).
+        tokenizer: the model's `TokenizerSpec`.
         seq_length: the most tokens of a text ([CLS] and [SEP] included); 256 for all-MiniLM-L6-v2.
 
     Example:
     >>> import os, tempfile
-    >>> from official_bert.export.text import tokenizer_layer
+    >>> from official_bert.text.tokenizer_spec import TokenizerSpec
     >>> vocab = os.path.join(tempfile.mkdtemp(), "vocab.txt")
     >>> _ = open(vocab, "w").write("[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\nhi\\n")
-    >>> sorted(embedding_serving_spec(tokenizer_layer(vocab), 16).text_inputs)
+    >>> sorted(embedding_serving_spec(TokenizerSpec(vocab), 16).text_inputs)
     ['text']
     """
+    tokenizer = tokenizer.layer()
     packer = TextPacker(tokenizer, seq_length, pad_to_longest=True)
 
     def outputs(embedding):
@@ -83,12 +84,12 @@ def export_embedding(export_dir, encoder, tokenizer, seq_length, layers=(-1,), p
     Example:
     >>> import os, tempfile
     >>> from official_bert import BertConfig, BertEncoder
-    >>> from official_bert.export.text import tokenizer_layer
+    >>> from official_bert.text.tokenizer_spec import TokenizerSpec
     >>> work = tempfile.mkdtemp()
     >>> vocab = os.path.join(work, "vocab.txt")
     >>> _ = open(vocab, "w").write("[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\nhi\\n")
     >>> encoder = BertEncoder(BertConfig.from_preset("tiny", vocab_size=5, num_hidden_layers=1))
-    >>> path = export_embedding(os.path.join(work, "export"), encoder, tokenizer_layer(vocab), 16)
+    >>> path = export_embedding(os.path.join(work, "export"), encoder, TokenizerSpec(vocab), 16)
     >>> tf.saved_model.load(path).signatures["serving_default"](text=tf.constant(["hi", "hi hi"]))["embedding"].shape
     TensorShape([2, 128])
     """

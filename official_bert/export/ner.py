@@ -20,7 +20,6 @@ import tensorflow as tf
 from official_bert.export.saved_model import ServingSpec, export_saved_model
 from official_bert.export.squad import _max_context_window
 from official_bert.ner.features import check_window
-from official_bert.text import BertTokenizer
 
 NerWindows = collections.namedtuple("NerWindows", [
     "inputs", "word_example", "word_window", "word_position", "word_starts", "word_ends"])
@@ -51,7 +50,8 @@ def ner_windows(tokenizer, text, seq_length, doc_stride):
     >>> import os, tempfile
     >>> vocab = os.path.join(tempfile.mkdtemp(), "vocab.txt")
     >>> _ = open(vocab, "w").write("\\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b", "c", "d", "e"]))
-    >>> windows = ner_windows(ner_tokenizer_layer(vocab), tf.constant(["a b c d e"]), 5, 2)
+    >>> from official_bert.text.tokenizer_spec import TokenizerSpec
+    >>> windows = ner_windows(ner_tokenizer_layer(TokenizerSpec(vocab)), tf.constant(["a b c d e"]), 5, 2)
     >>> windows.inputs["input_word_ids"].numpy().tolist()
     [[2, 4, 5, 6, 3], [2, 6, 7, 8, 3]]
     >>> windows.word_window.numpy().tolist(), windows.word_position.numpy().tolist()
@@ -110,8 +110,9 @@ def tag_words(windows, text, logits, labels):
     >>> import os, tempfile
     >>> vocab = os.path.join(tempfile.mkdtemp(), "vocab.txt")
     >>> _ = open(vocab, "w").write("\\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "zoe", "dupont", "max"]))
+    >>> from official_bert.text.tokenizer_spec import TokenizerSpec
     >>> text = tf.constant(["Zoë Dupont, Max"])
-    >>> windows = ner_windows(ner_tokenizer_layer(vocab), text, 8, 2)
+    >>> windows = ner_windows(ner_tokenizer_layer(TokenizerSpec(vocab)), text, 8, 2)
     >>> logits = tf.one_hot([[0, 1, 2, 0, 1, 0, 0, 0]], 3)
     >>> outputs = tag_words(windows, text, logits, ["O", "B-PER", "I-PER"])
     >>> outputs["tag"].numpy().tolist()
@@ -161,7 +162,7 @@ def ner_serving_spec(tokenizer, seq_length, labels, doc_stride=64):
     `tag_words`' outputs; the tensor signatures return each position's `logits` and `label`.
 
     Args:
-        tokenizer: see `ner_tokenizer_layer`.
+        tokenizer: the model's `TokenizerSpec` (a WordPiece vocabulary).
         seq_length: --max_seq_length.
         labels: the model's labels, in id order (`ner.LabelMap.labels`).
         doc_stride: --doc_stride, between windows of a long text.
@@ -170,10 +171,12 @@ def ner_serving_spec(tokenizer, seq_length, labels, doc_stride=64):
     >>> import os, tempfile
     >>> vocab = os.path.join(tempfile.mkdtemp(), "vocab.txt")
     >>> _ = open(vocab, "w").write("[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\n")
-    >>> list(ner_serving_spec(ner_tokenizer_layer(vocab), 128, ["O", "B-PER", "I-PER"]).text_inputs)
+    >>> from official_bert.text.tokenizer_spec import TokenizerSpec
+    >>> list(ner_serving_spec(TokenizerSpec(vocab), 128, ["O", "B-PER", "I-PER"]).text_inputs)
     ['text']
     """
     check_window(seq_length, doc_stride)
+    tokenizer = ner_tokenizer_layer(tokenizer)
     label_strings = tf.constant(list(labels))
 
     def serve_text(call_model, text):
@@ -187,10 +190,10 @@ def ner_serving_spec(tokenizer, seq_length, labels, doc_stride=64):
                        (tokenizer,))
 
 
-def ner_tokenizer_layer(vocab_file, do_lower_case=True):
-    """The in-graph tokenizer NER serving needs: `FullTokenizer`'s ids, with character offsets into the text."""
-    return BertTokenizer(vocab_file, do_lower_case=do_lower_case, tokenize_with_offsets=True,
-                         offsets_unit="UTF8_CHAR")
+def ner_tokenizer_layer(tokenizer):
+    """The in-graph tokenizer NER serving needs from the `TokenizerSpec`: its ids, with character offsets into
+    the text."""
+    return tokenizer.layer(with_offsets=True, offsets_unit="UTF8_CHAR")
 
 
 def export_ner(export_dir, model, tokenizer, seq_length, labels, doc_stride=64):

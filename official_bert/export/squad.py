@@ -226,7 +226,7 @@ def squad_serving_spec(tokenizer, seq_length, doc_stride=128, max_query_length=6
     `start_logits` and `end_logits` of each window.
 
     Args:
-        tokenizer: a `BertTokenizer` with `tokenize_with_offsets=True` (see `squad_tokenizer_layer`).
+        tokenizer: the model's `TokenizerSpec` (a WordPiece vocabulary).
         seq_length, doc_stride, max_query_length: run_squad.py's flags (the windows).
         n_best_size, max_answer_length, version_2_with_negative, null_score_diff_threshold: run_squad.py's
             flags (the span choice; see `choose_answers`).
@@ -237,10 +237,12 @@ def squad_serving_spec(tokenizer, seq_length, doc_stride=128, max_query_length=6
     >>> import os, tempfile
     >>> vocab = os.path.join(tempfile.mkdtemp(), "vocab.txt")
     >>> _ = open(vocab, "w").write("[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\n")
-    >>> sorted(squad_serving_spec(squad_tokenizer_layer(vocab), 384).text_inputs)
+    >>> from official_bert.text.tokenizer_spec import TokenizerSpec
+    >>> sorted(squad_serving_spec(TokenizerSpec(vocab), 384).text_inputs)
     ['context', 'question']
     """
     check_lengths(seq_length, doc_stride, max_query_length)
+    tokenizer = squad_tokenizer_layer(tokenizer)
 
     def serve_text(call_model, question, context):
         windows = squad_windows(tokenizer, question, context, seq_length, doc_stride, max_query_length,
@@ -256,10 +258,10 @@ def squad_serving_spec(tokenizer, seq_length, doc_stride=128, max_query_length=6
     return ServingSpec({"question": text, "context": text}, serve_text, postprocess, (seq_length,), (tokenizer,))
 
 
-def squad_tokenizer_layer(vocab_file, do_lower_case=True, wordpiece="core"):
-    """The in-graph tokenizer SQuAD serving needs: `FullTokenizer`'s ids, with byte offsets into the context
-    (`wordpiece`: "core" TensorFlow ops, or "tf_text", as for `BertTokenizer`)."""
-    return BertTokenizer(vocab_file, do_lower_case=do_lower_case, tokenize_with_offsets=True, wordpiece=wordpiece)
+def squad_tokenizer_layer(tokenizer):
+    """The in-graph tokenizer SQuAD serving needs from the `TokenizerSpec`: its ids, with byte offsets into the
+    context."""
+    return tokenizer.layer(with_offsets=True)
 
 
 def export_squad(export_dir, model, tokenizer, seq_length, **options):
@@ -268,7 +270,7 @@ def export_squad(export_dir, model, tokenizer, seq_length, **options):
     Args:
         export_dir: the directory of versions (TF Serving's --model_base_path).
         model: the model.
-        tokenizer: see `squad_tokenizer_layer`.
+        tokenizer: the model's `TokenizerSpec`.
         seq_length: --max_seq_length.
         **options: the other arguments of `squad_serving_spec`.
     """

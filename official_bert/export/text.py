@@ -1,38 +1,9 @@
 """Raw text → the encoder's inputs in the graph, packed exactly as the Python features are."""
 
 import tensorflow as tf
-from absl import logging
 
 from official_bert.batch_padding import trim_to_longest
-from official_bert.text import BertPackInputs, BertTokenizer, GraphSentencePieceTokenizer
-
-
-def tokenizer_layer(vocab_file=None, spm_model_file=None, do_lower_case=True, wordpiece="core"):
-    """The in-graph tokenizer giving the ids `tokenization.create_tokenizer` gives for the same arguments.
-
-    A WordPiece vocabulary gives a graph of core TensorFlow ops, which any TensorFlow runtime serves; a
-    SentencePiece model needs tensorflow-text's ops, to export and to serve (the export logs it).
-
-    Args:
-        vocab_file: a WordPiece vocabulary ...
-        spm_model_file: ... or a SentencePiece model (exactly one of them).
-        do_lower_case: the casing flag.
-        wordpiece: "core", or "tf_text" for tensorflow-text's WordPiece op (`BertTokenizer`'s option).
-
-    Example:
-    >>> import os, tempfile
-    >>> vocab = os.path.join(tempfile.mkdtemp(), "vocab.txt")
-    >>> _ = open(vocab, "w").write("[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\nhi\\n")
-    >>> tokenizer_layer(vocab)(tf.constant(["Hi"])).to_list()
-    [[[4]]]
-    """
-    if bool(vocab_file) == bool(spm_model_file):
-        raise ValueError("pass exactly one of vocab_file and spm_model_file")
-    if spm_model_file:
-        logging.warning("%s: SentencePiece in the graph uses tensorflow-text's ops; whoever serves this export needs "
-                        "them too (WordPiece vocabularies need core TensorFlow only)", spm_model_file)
-        return GraphSentencePieceTokenizer(spm_model_file, do_lower_case=do_lower_case)
-    return BertTokenizer(vocab_file, do_lower_case=do_lower_case, wordpiece=wordpiece)
+from official_bert.text import BertPackInputs
 
 
 class TextPacker:
@@ -46,18 +17,20 @@ class TextPacker:
     model's outputs are those of the fixed-length inputs (to float rounding).
 
     Args:
-        tokenizer: a tokenizer layer (see `tokenizer_layer`).
+        tokenizer: an in-graph tokenizer layer (`TokenizerSpec.layer()`).
         seq_length: T, the longest packed row.
         pad_to_longest: pad to the batch's longest row instead of to T.
 
     Example:
     >>> import os, tempfile
+    >>> from official_bert.text.tokenizer_spec import TokenizerSpec
     >>> vocab = os.path.join(tempfile.mkdtemp(), "vocab.txt")
     >>> _ = open(vocab, "w").write("[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\na\\nb\\n")
-    >>> packed = TextPacker(tokenizer_layer(vocab), 6).pack(tf.constant(["a a a a", "a a a a"]), tf.constant(["b", ""]))
+    >>> tokenizer = TokenizerSpec(vocab).layer()
+    >>> packed = TextPacker(tokenizer, 6).pack(tf.constant(["a a a a", "a a a a"]), tf.constant(["b", ""]))
     >>> packed["input_word_ids"].numpy().tolist(), packed["input_type_ids"].numpy().tolist()
     ([[2, 4, 4, 3, 5, 3], [2, 4, 4, 4, 4, 3]], [[0, 0, 0, 0, 1, 1], [0, 0, 0, 0, 0, 0]])
-    >>> TextPacker(tokenizer_layer(vocab), 6, pad_to_longest=True).pack(tf.constant(["a", "a a"]))["input_mask"]
+    >>> TextPacker(tokenizer, 6, pad_to_longest=True).pack(tf.constant(["a", "a a"]))["input_mask"]
     ... # doctest: +ELLIPSIS
     <tf.Tensor: shape=(2, 4), dtype=int32, numpy=
     array([[1, 1, 1, 0],

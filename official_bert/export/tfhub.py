@@ -106,23 +106,23 @@ def export_tfhub(export_dir, encoder, tokenizer, seq_length=128):
     Args:
         export_dir: the directory of the pair (created if needed).
         encoder: a `BertEncoder` with its weights.
-        tokenizer: the in-graph tokenizer layer of its vocabulary (see `text.tokenizer_layer`).
+        tokenizer: its `TokenizerSpec`.
         seq_length: the length `preprocess(text)` packs to, and `bert_pack_inputs`' default (it takes any).
 
     Example:
     >>> import os, tempfile
     >>> from official_bert import BertConfig, BertEncoder
-    >>> from official_bert.export.text import tokenizer_layer
+    >>> from official_bert.text.tokenizer_spec import TokenizerSpec
     >>> work = tempfile.mkdtemp()
     >>> vocab = os.path.join(work, "vocab.txt")
     >>> _ = open(vocab, "w").write("[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\n[MASK]\\nhi\\n")
     >>> encoder = BertEncoder(BertConfig.from_preset("tiny", vocab_size=6, num_hidden_layers=1))
-    >>> preprocess_dir, encoder_dir = export_tfhub(os.path.join(work, "hub"), encoder, tokenizer_layer(vocab), 8)
+    >>> preprocess_dir, encoder_dir = export_tfhub(os.path.join(work, "hub"), encoder, TokenizerSpec(vocab), 8)
     >>> preprocess, loaded = tf.saved_model.load(preprocess_dir), tf.saved_model.load(encoder_dir)
     >>> loaded(preprocess(tf.constant(["hi hi"])))["sequence_output"].shape
     TensorShape([1, 8, 128])
     """
-    preprocessor = BertPreprocessor(tokenizer, seq_length)
+    preprocessor = BertPreprocessor(tokenizer.layer(), seq_length)
     module = EncoderModule(encoder)
     preprocess_signatures = {"serving_default": preprocessor.__call__.get_concrete_function()}
     encoder_signatures = {"serving_default": module.serving_signature()}

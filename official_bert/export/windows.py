@@ -1,6 +1,6 @@
 """Long documents served from raw text: text_a cut into windows in the graph, each window classified, and each
 document's windows pooled, as run_classifier --doc_stride does in Python (`classification.convert_example_windows`,
-`finetuning.windows`)."""
+`classification.windows`)."""
 
 import collections
 
@@ -36,10 +36,11 @@ def document_windows(packer, seq_length, doc_stride, text_a, text_b=None):
 
     Example:
     >>> import os, tempfile
-    >>> from official_bert.export.text import TextPacker, tokenizer_layer
+    >>> from official_bert.export.text import TextPacker
+    >>> from official_bert.text.tokenizer_spec import TokenizerSpec
     >>> vocab = os.path.join(tempfile.mkdtemp(), "vocab.txt")
     >>> _ = open(vocab, "w").write("\\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b", "c", "d", "e", "q"]))
-    >>> packer = TextPacker(tokenizer_layer(vocab), 6)
+    >>> packer = TextPacker(TokenizerSpec(vocab).layer(), 6)
     >>> windows = document_windows(packer, 6, 2, tf.constant(["a b c d e", "a"]), tf.constant(["q", ""]))
     >>> windows.inputs["input_word_ids"].numpy().tolist(), windows.example.numpy().tolist()
     ([[2, 4, 5, 3, 9, 3], [2, 6, 7, 3, 9, 3], [2, 8, 3, 9, 3, 0], [2, 4, 3, 0, 0, 0]], [0, 0, 0, 1])
@@ -66,7 +67,7 @@ def document_windows(packer, seq_length, doc_stride, text_a, text_b=None):
 
 
 def pool_documents(outputs, example, pooling="mean"):
-    """The windows' outputs [W, ...] pooled per document [B, ...] (mean or max), as `finetuning.pool_windows`.
+    """The windows' outputs [W, ...] pooled per document [B, ...] (mean or max), as `classification.windows.pool_windows`.
 
     Args:
         outputs: the model's outputs of the windows.

@@ -1,10 +1,11 @@
 """`run_task`: the one lifecycle every fine-tuning task shares, from settings to result files and a SavedModel.
 
-    strategy → output lock → config, precision, tokenizer → the task's data → sweep → model → train
-    (keep-best) → load the checkpoint to use → evaluate / predict → export
+    strategy → output lock → config, precision, tokenizer spec → the task's data → sweep → encoder + the task's
+    head → train (keep-best) → load the checkpoint to use → evaluate / predict → export
 
 Each step is here once, so a fix reaches run_classifier, run_squad and run_ner alike; what differs between tasks is
-behind `FineTuningTask`.
+behind `FineTuningTask`, which is handed what this module builds (the tokenizer spec, the encoder, the training
+stream, the export) rather than the flags that make them.
 """
 
 import keras
@@ -12,14 +13,17 @@ from absl import logging
 
 from official_bert import distribution, tokenization
 from official_bert.batch_padding import padding_bucket_width
-from official_bert.configs import BertConfig, resolve_causal_attention
+from official_bert.checkpoints import causal
+from official_bert.configs import BertConfig
+from official_bert.export.saved_model import export_saved_model
 from official_bert.finetuning.best import BestCheckpoint, load_trained_weights
 from official_bert.finetuning.predict import Predictor
 from official_bert.finetuning.run import FineTuningRun
 from official_bert.finetuning.schedule import fine_tuning_schedule
 from official_bert.finetuning.sweep import chosen_run_note
 from official_bert.io import output_lock, write_eval_results
-from official_bert.training.options import TrainingError, TrainingOptions
+from official_bert.networks.bert_encoder import BertEncoder
+from official_bert.training.options import MIXED_PRECISION_POLICIES, TrainingError, TrainingOptions
 from official_bert.training.outputs import prepare_output_dir
 from official_bert.training.precision import resolve_mixed_precision
 
@@ -39,13 +43,14 @@ def run_task(task, settings, watch=None):
         official_bert.errors.Error: bad settings or data (nothing is written then), or a failed sweep run.
     """
     settings.check()
+    tokenizer = settings.tokenizer_spec()
     task.check(settings)
     strategy = settings.strategy() if settings.strategy else distribution.get_strategy("one_device")
     with output_lock(settings.output_dir, strategy=strategy):
-        return _run(task, settings, strategy, watch)
+        return _run(task, settings, tokenizer, strategy, watch)
 
 
-def _run(task, settings, strategy, watch):
+def _run(task, settings, tokenizer, strategy, watch):
     is_chief = distribution.is_chief(strategy)
     try:
         tokenization.validate_case_matches_checkpoint(settings.do_lower_case, settings.init_checkpoint)
@@ -54,12 +59,10 @@ def _run(task, settings, strategy, watch):
     config = _model_config(settings)
     mixed_precision = resolve_mixed_precision(settings.mixed_precision, strategy)
     options = _training_options(settings, strategy, mixed_precision)
-    tokenizer = tokenization.create_tokenizer(settings.vocab_file, settings.spm_model_file, settings.do_lower_case,
-                                              preserve_unused_tokens=settings.preserve_unused_tokens)
     bucket_width = padding_bucket_width(settings.length_bucket_width, strategy, settings.jit_compile)
 
     # Input: every split needed, read and checked before anything is written; the training features are cached.
-    task.load(settings, tokenizer, bucket_width)
+    task.load(settings, tokenizer)
 
     # The paper's procedure (--sweep, --num_restarts, ...): each run is the tool again in its own directory,
     # reading the features just cached; the best on dev is what evaluation, prediction and export then use.
@@ -68,11 +71,11 @@ def _run(task, settings, strategy, watch):
         init_checkpoint = settings.sweep.run(settings.output_dir, task.metric)
         do_train, note = False, chosen_run_note(init_checkpoint, task.metric)
 
-    # Model.
+    # Model: the task's head on the encoder of the config, in the run's precision.
     keras.utils.set_random_seed(settings.seed)
     with strategy.scope():
-        model = task.build_model(config, mixed_precision, config.causal_attention)
-    predictor = Predictor(model, strategy)
+        model = task.build_model(build_encoder(config, mixed_precision))
+    predictor = Predictor(model, strategy, None if task.per_token_outputs else bucket_width)
 
     # Training; with --keep_best the dev set is evaluated after every epoch and the best checkpoint kept.
     keep_best = settings.keep_best and do_train and settings.do_eval
@@ -86,7 +89,8 @@ def _run(task, settings, strategy, watch):
         if watch:
             watch(run)
         best = BestCheckpoint(settings.output_dir, task.metric, vocab_file=settings.vocab_file) if keep_best else None
-        run.train(task.train_dataset_fn(settings),
+        run.train(task.train_records().dataset_fn(settings.train_batch_size, settings.seed, bucket_width,
+                                                  settings.bucket_by_length),
                   (lambda: task.evaluate(predictor, settings)) if keep_best else None, best)
         if keep_best:
             note = KEEP_BEST_NOTE.format(metric=best.metric)
@@ -108,16 +112,33 @@ def _run(task, settings, strategy, watch):
             tables[basename] = results
 
     if settings.export_dir and is_chief:
-        logging.info("exported the model for serving to %s", task.export(model, settings))
+        path = export_saved_model(settings.export_dir, model, task.serving_spec(tokenizer, settings.max_seq_length))
+        logging.info("exported the model for serving to %s", path)
     return tables
+
+
+def build_encoder(config, mixed_precision=None):
+    """The `BertEncoder` of `config` (its left-only constraint included) computing in `mixed_precision` (None,
+    "bf16" or "fp16"; the weights stay float32).
+
+    Example:
+    >>> from official_bert import BertConfig
+    >>> encoder = build_encoder(BertConfig.from_preset("tiny", vocab_size=10, causal_attention=True), "bf16")
+    >>> encoder.get_layer("pooler").dtype_policy.name, encoder.causal_attention
+    ('mixed_bfloat16', True)
+    """
+    return BertEncoder(config, dtype=MIXED_PRECISION_POLICIES.get(mixed_precision),
+                       causal_attention=config.causal_attention)
 
 
 def _model_config(settings):
     """The `BertConfig` of --bert_config_file, checked to hold --max_seq_length positions, with the left-only
-    constraint the config records (or --causal_attention gives)."""
+    constraint that the config, --causal_attention and the checkpoints the weights come from (--init_checkpoint,
+    --output_dir's) record; they must agree."""
     config = BertConfig.from_json_file(settings.bert_config_file)
     config.check_seq_length(settings.max_seq_length, f"--bert_config_file={settings.bert_config_file}")
-    return resolve_causal_attention(config, settings.causal_attention, settings.bert_config_file)
+    return causal.resolve_causal_attention(config, settings.causal_attention, settings.bert_config_file,
+                                           (settings.init_checkpoint, settings.output_dir))
 
 
 def _training_options(settings, strategy, mixed_precision):

@@ -8,6 +8,7 @@ its `FineTuningTask`'s constructor arguments instead.
 import dataclasses
 from typing import Callable, Optional
 
+from official_bert.text.tokenizer_spec import TokenizerSpec
 from official_bert.training.options import TrainingError
 
 
@@ -23,6 +24,7 @@ class FineTuningSettings:
         init_checkpoint: the pretrained (or fine-tuned) weights; ignored when output_dir holds a checkpoint.
         do_lower_case: lowercase the text (uncased models).
         preserve_unused_tokens: keep [unused*] tokens whole (bert-tensorflow 1.0.4).
+        normalize_unicode: None, or "nfc": compose decomposed text before tokenizing (cased models).
         max_seq_length: WordPiece tokens per sequence.
         do_train: train.
         do_eval: evaluate on the dev set and write eval_results.txt/.json.
@@ -53,8 +55,8 @@ class FineTuningSettings:
 
     Example:
     >>> settings = FineTuningSettings("out", "bert_config.json", "vocab.txt", do_train=True)
-    >>> settings.cache_dir, settings.check().do_train
-    ('out', True)
+    >>> settings.cache_dir, settings.check().do_train, settings.tokenizer_spec().file
+    ('out', True, 'vocab.txt')
     """
 
     output_dir: str
@@ -64,6 +66,7 @@ class FineTuningSettings:
     init_checkpoint: Optional[str] = None
     do_lower_case: bool = True
     preserve_unused_tokens: bool = False
+    normalize_unicode: Optional[str] = None
     max_seq_length: int = 128
     do_train: bool = False
     do_eval: bool = False
@@ -95,9 +98,10 @@ class FineTuningSettings:
         """Where features are cached: features_dir, else output_dir (a sweep's runs share their sweep's)."""
         return self.features_dir or self.output_dir
 
-    @property
-    def tokenizer_file(self):
-        return self.vocab_file or self.spm_model_file
+    def tokenizer_spec(self):
+        """The run's `TokenizerSpec`, checked: what its features and its export are both tokenized with."""
+        return TokenizerSpec(self.vocab_file, self.spm_model_file, self.do_lower_case, self.preserve_unused_tokens,
+                             self.tokenizer_ops, self.normalize_unicode).check()
 
     def check(self):
         """Raises TrainingError for settings that make no run; returns self."""

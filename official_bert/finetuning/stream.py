@@ -13,12 +13,55 @@ a batch holds sequences of similar length and per-batch padding cuts more. Steps
 holds the records [c·m·B, (c+1)·m·B), so a resume stays exact.
 """
 
+import dataclasses
+from typing import Callable
+
 import tensorflow as tf
 
 from official_bert.batch_padding import trim_batches
 
 BUCKET_CHUNK_BATCHES = 64
 _ENDLESS = 2 ** 62
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingRecords:
+    """One pass over a task's training set, as `run_task` streams it (`finetuning.stream.training_batches`).
+
+    Args:
+        records: a finite `tf.data.Dataset` of records (serialized tf.Examples, or tensors).
+        num_records: how many.
+        parse: a batch of records → (inputs, targets), inputs the encoder's {"input_word_ids", "input_mask",
+            "input_type_ids"}.
+        shuffle_buffer_size: records in the shuffle buffer.
+        per_token_targets: the targets are [batch, seq_length] (cut with the inputs when a batch is padded to its
+            longest sequence).
+
+    Example:
+    >>> records = TrainingRecords(tf.data.Dataset.range(10), 10,
+    ...                           lambda ids: ({"input_mask": tf.ones([tf.shape(ids)[0], 4], tf.int32)}, ids))
+    >>> batches = records.dataset_fn(batch_size=4, seed=3)
+    >>> [ids.numpy().tolist() for _, ids in batches(3).take(2)] == [
+    ...     ids.numpy().tolist() for _, ids in batches(0).take(5)][3:]
+    True
+    """
+
+    records: object
+    num_records: int
+    parse: Callable
+    shuffle_buffer_size: int = 10000
+    per_token_targets: bool = False
+
+    def dataset_fn(self, batch_size, seed, bucket_width=None, bucket_by_length=False):
+        """step → the training batches from that global step on (`training_batches`): pass k over the records
+        shuffled with seed + k, whole batches across passes, each padded to its longest sequence rounded up to
+        `bucket_width` (None: as the records are), of similar lengths with `bucket_by_length`."""
+
+        def dataset(step):
+            return training_batches(self.records, self.num_records, batch_size, seed, self.parse, step, bucket_width,
+                                    bucket_by_length, self.shuffle_buffer_size, self.per_token_targets)
+
+        return dataset
 
 
 def shuffled_passes(records, num_records, seed, start=0, shuffle_buffer_size=10000):
@@ -46,7 +89,7 @@ def shuffled_passes(records, num_records, seed, start=0, shuffle_buffer_size=100
 
 
 def training_batches(records, num_records, batch_size, seed, parse, start_step=0, bucket_width=None,
-                     bucket_by_length=False, shuffle_buffer_size=10000):
+                     bucket_by_length=False, shuffle_buffer_size=10000, per_token_targets=False):
     """The training batches from global step `start_step` on: endless, every batch whole.
 
     Args:
@@ -60,6 +103,7 @@ def training_batches(records, num_records, batch_size, seed, parse, start_step=0
             the records' fixed length.
         bucket_by_length: batch records of similar lengths together (see the module's docstring).
         shuffle_buffer_size: records in the shuffle buffer.
+        per_token_targets: the targets are [B, seq_length], cut with the inputs (`batch_padding.trim_batches`).
 
     Example:
     >>> records = tf.data.Dataset.range(10)
@@ -82,7 +126,7 @@ def training_batches(records, num_records, batch_size, seed, parse, start_step=0
         batches = chunks.enumerate(start=chunk).map(
             lambda index, batch: _sorted_batches(batch, index, seed, batch_size),
             num_parallel_calls=tf.data.AUTOTUNE).unbatch().skip(skipped)
-    return trim_batches(batches, bucket_width).prefetch(tf.data.AUTOTUNE)
+    return trim_batches(batches, bucket_width, per_token_targets).prefetch(tf.data.AUTOTUNE)
 
 
 def _sorted_batches(chunk, index, seed, batch_size):

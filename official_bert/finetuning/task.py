@@ -1,8 +1,10 @@
-"""`FineTuningTask`: what a fine-tuning task is to `run_task` — its data, model, loss, evaluation, outputs and export.
+"""`FineTuningTask`: what a fine-tuning task is to `run_task` — its data, head, loss, evaluation, outputs and serving.
 
 Model Garden's `Task` idea without its registry and config system: a task is one class in `official_bert/tasks/`
-(classification, SQuAD, NER), constructed with its own settings; `run_task` owns everything they share (the sweep,
-the strategy, the output lock, training with keep-best, loading the checkpoint, result files, the export).
+(classification, SQuAD, NER), constructed with its own settings. `run_task` owns everything they share and hands the
+task what it builds once: the `TokenizerSpec` (the Python tokenizer for its features, the in-graph one for its
+serving), the encoder (config, precision, left-only constraint), the training stream (batching, per-batch padding,
+length buckets, shuffling, resuming) and the export; a task never reads those flags, so it cannot drop one.
 """
 
 import abc
@@ -11,39 +13,42 @@ import abc
 class FineTuningTask(abc.ABC):
     """One fine-tuning task, driven by `finetuning.run_task`. Subclasses set `name` and `metric` and implement the
     methods below; `run_task` calls them in this order: `check`, `load`, `build_model`, `loss` / `metrics` /
-    `num_train_examples` / `train_dataset_fn` (with --do_train), `evaluate` (after each epoch with --keep_best),
-    `write_outputs`, `export`.
+    `num_train_examples` / `train_records` (with --do_train), `evaluate` (after each epoch with --keep_best),
+    `write_outputs`, `serving_spec` (with --export_dir).
 
     Attributes:
         name: the task's name in messages and the log.
         metric: the dev results key (higher is better) that --keep_best and a sweep choose by (None for a task
             without a dev set).
         loss_weights: each output's loss weight, for a model with several outputs (else None).
+        per_token_outputs: the model's outputs are per position ([batch, seq_length, ...]): evaluation batches are
+            then kept at their features' length instead of padded to their longest sequence.
 
     Example:
     >>> sorted(FineTuningTask.__abstractmethods__)  # doctest: +NORMALIZE_WHITESPACE
-    ['build_model', 'evaluate', 'export', 'load', 'loss', 'num_train_examples', 'train_dataset_fn',
+    ['build_model', 'evaluate', 'load', 'loss', 'num_train_examples', 'serving_spec', 'train_records',
      'write_outputs']
     """
 
     name = "task"
     metric = "accuracy"
     loss_weights = None
+    per_token_outputs = False
 
     def check(self, settings):
         """Raises an `official_bert.errors.Error` for settings this task cannot run with, before anything is
         written (the default accepts everything)."""
 
     @abc.abstractmethod
-    def load(self, settings, tokenizer, bucket_width):
+    def load(self, settings, tokenizer):
         """Reads, checks and converts every split the settings ask for (training features cached in
-        `settings.cache_dir`), before any model is built; keeps them for the methods below, which pad each
-        batch to its longest sequence rounded up to a multiple of `bucket_width` (None: to max_seq_length)."""
+        `settings.cache_dir`) with `tokenizer.python_tokenizer()` (`tokenizer`: the run's `TokenizerSpec`), before
+        any model is built; keeps them for the methods below."""
 
     @abc.abstractmethod
-    def build_model(self, config, mixed_precision, causal_attention):
-        """The task's Keras model on a new `BertEncoder` of `config` computing in `mixed_precision` (None,
-        "bf16" or "fp16"), with the left-only constraint where `causal_attention`."""
+    def build_model(self, encoder):
+        """The task's Keras model: its head on `encoder`, the `BertEncoder` `run_task` built (precision and
+        left-only constraint included)."""
 
     @abc.abstractmethod
     def loss(self):
@@ -58,12 +63,13 @@ class FineTuningTask(abc.ABC):
         """The count the original's step count is computed from (SQuAD: questions, not their windows)."""
 
     @abc.abstractmethod
-    def train_dataset_fn(self, settings):
-        """step → the training batches from that global step on (`finetuning.stream.training_batches`)."""
+    def train_records(self):
+        """The training set as `finetuning.stream.TrainingRecords`; `run_task` shuffles, batches and pads them."""
 
     @abc.abstractmethod
     def evaluate(self, predictor, settings):
-        """The dev set's metrics ({name: value}, `metric` among them) of the model `predictor` runs."""
+        """The dev set's metrics ({name: value}, `metric` among them) of the model `predictor` (a
+        `finetuning.Predictor`) runs."""
 
     @abc.abstractmethod
     def write_outputs(self, predictor, settings, directory):
@@ -72,5 +78,6 @@ class FineTuningTask(abc.ABC):
         completes with the global step and writes as <basename>.txt and .json."""
 
     @abc.abstractmethod
-    def export(self, model, settings):
-        """Exports the trained model as a new SavedModel version under settings.export_dir; returns its path."""
+    def serving_spec(self, tokenizer, seq_length):
+        """The `export.ServingSpec` of the trained model: raw text tokenized in the graph with `tokenizer` (the
+        run's `TokenizerSpec`) into sequences of `seq_length`; `run_task` writes the SavedModel."""

@@ -22,14 +22,12 @@ from official_bert.classification import (best_metric, evaluation_metrics, featu
 from official_bert.classification.metrics import mean_loss
 from official_bert.classification.records import batch_parser
 from official_bert.classification.tsv_tasks import TSV_TASKS
+from official_bert.classification.windows import check_window_pooling, document_outputs
 from official_bert.configs import ConfigError
-from official_bert.export import export_classifier, tokenizer_layer
-from official_bert.finetuning.stream import training_batches
+from official_bert.export.classifier import classifier_serving_spec
+from official_bert.finetuning.stream import TrainingRecords
 from official_bert.finetuning.task import FineTuningTask
-from official_bert.finetuning.windows import check_window_pooling, document_outputs
 from official_bert.models import BertClassifier, BertMultipleChoice
-from official_bert.networks.bert_encoder import BertEncoder
-from official_bert.training.options import MIXED_PRECISION_POLICIES
 
 
 class ClassificationTask(FineTuningTask):
@@ -68,13 +66,12 @@ class ClassificationTask(FineTuningTask):
     def check(self, settings):
         check_window_pooling(self.window_pooling)
 
-    def load(self, settings, tokenizer, bucket_width):
-        self.bucket_width = bucket_width
+    def load(self, settings, tokenizer):
         # Every split needed, converted once and cached (see classification/cache.py); evaluation and prediction
         # sets are padded to whole batches.
-        features = functools.partial(load_or_create_features, self.processor, tokenizer=tokenizer,
+        features = functools.partial(load_or_create_features, self.processor, tokenizer=tokenizer.python_tokenizer(),
                                      max_seq_length=settings.max_seq_length, output_dir=settings.cache_dir,
-                                     tokenizer_file=settings.tokenizer_file, do_lower_case=settings.do_lower_case,
+                                     tokenizer_file=tokenizer.file, do_lower_case=tokenizer.do_lower_case,
                                      doc_stride=self.doc_stride)
         self.train_file = features("train") if settings.do_train else None
         self.dev_files = {split: features(split, pad_to_multiple_of=settings.eval_batch_size)
@@ -82,9 +79,9 @@ class ClassificationTask(FineTuningTask):
         self.test_files = {split: features(split, pad_to_multiple_of=settings.predict_batch_size)
                            for split in self.processor.test_splits} if settings.do_predict else {}
 
-    def build_model(self, config, mixed_precision, causal_attention):
-        layers = min(4, config.num_hidden_layers) if self.freeze_encoder else None
-        return classifier_model(config, self.processor, mixed_precision, causal_attention, feature_layers=layers)
+    def build_model(self, encoder):
+        layers = min(4, encoder.config.num_hidden_layers) if self.freeze_encoder else None
+        return classifier_model(encoder, self.processor, feature_layers=layers)
 
     def loss(self):
         return classifier_loss(self.processor)
@@ -95,55 +92,46 @@ class ClassificationTask(FineTuningTask):
     def num_train_examples(self):
         return self.train_file.num_features
 
-    def train_dataset_fn(self, settings):
-        return train_dataset_fn(self.train_file, settings.train_batch_size, settings.seed, self.bucket_width,
-                                settings.bucket_by_length)
+    def train_records(self):
+        return train_records(self.train_file)
 
     def evaluate(self, predictor, settings):
         return evaluate_classifier(predictor, self.processor, self.dev_files, settings.eval_batch_size,
-                                   bucket_width=self.bucket_width, window_pooling=self.window_pooling)
+                                   window_pooling=self.window_pooling)
 
     def write_outputs(self, predictor, settings, directory):
         tables = {"eval_results": self.evaluate(predictor, settings)} if settings.do_eval else {}
         for split, feature_file in self.test_files.items():
             for path in predict_test_set(predictor, self.processor, split, feature_file, settings.predict_batch_size,
-                                         directory, bucket_width=self.bucket_width,
-                                         window_pooling=self.window_pooling):
+                                         directory, window_pooling=self.window_pooling):
                 logging.info("wrote %s", path)
         return tables
 
-    def export(self, model, settings):
-        tokenizer = tokenizer_layer(settings.vocab_file, settings.spm_model_file, settings.do_lower_case,
-                                    wordpiece=settings.tokenizer_ops)
-        return export_classifier(settings.export_dir, model, tokenizer, settings.max_seq_length,
-                                 self.processor.label_list, text_b=has_text_b(self.processor),
-                                 num_choices=self.processor.num_choices, doc_stride=self.doc_stride,
-                                 window_pooling=self.window_pooling)
+    def serving_spec(self, tokenizer, seq_length):
+        return classifier_serving_spec(tokenizer, seq_length, self.processor.label_list,
+                                       text_b=has_text_b(self.processor), num_choices=self.processor.num_choices,
+                                       doc_stride=self.doc_stride, window_pooling=self.window_pooling)
 
 
-def classifier_model(config, processor, mixed_precision=None, causal_attention=None, feature_layers=None):
-    """The task's model: `BertMultipleChoice` for multiple choice, else a `BertClassifier` with one output per
-    label (one for regression).
+def classifier_model(encoder, processor, feature_layers=None):
+    """The task's model on `encoder`: `BertMultipleChoice` for multiple choice, else a `BertClassifier` with one
+    output per label (one for regression); the head's logits are float32 whatever the encoder computes in.
 
     Args:
-        config: the `BertConfig`.
+        encoder: the `BertEncoder` (a left-to-right one keeps its left-only constraint: the last real token's
+            output is the sequence representation).
         processor: the task's DataProcessor.
-        mixed_precision: None, "bf16" or "fp16" (the encoder computes in it; the head's logits are float32).
-        causal_attention: keep a left-to-right model's left-only constraint: causal attention, and the last
-            real token's output as the sequence representation (see `BertEncoder`); None: as the config records.
         feature_layers: the feature-based approach: a frozen encoder, classified from its last
             `feature_layers` layers (see `BertClassifier`); not for multiple choice.
 
     Example:
-    >>> from official_bert import BertConfig
+    >>> from official_bert import BertConfig, BertEncoder
     >>> from official_bert.classification import get_processor
     >>> config = BertConfig(vocab_size=20, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
     ...                     intermediate_size=32)
-    >>> classifier_model(config, get_processor("mnli", "glue/MNLI")).num_classes
+    >>> classifier_model(BertEncoder(config), get_processor("mnli", "glue/MNLI")).num_classes
     3
     """
-    encoder = BertEncoder(config, dtype=MIXED_PRECISION_POLICIES.get(mixed_precision),
-                          causal_attention=causal_attention)
     if processor.num_choices:
         if feature_layers:
             raise ConfigError(f"--freeze_encoder: the feature-based head is for classification, not for "
@@ -177,28 +165,18 @@ def has_text_b(processor):
     return any(layout.text_b is not None for layout in TSV_TASKS[processor.task_name].layouts.values())
 
 
-def train_dataset_fn(feature_file, batch_size, seed, bucket_width=None, bucket_by_length=False):
-    """step → the training batches from that global step on: the stream of `stream.training_batches` (pass k
-    over the examples shuffled with seed + k, whole batches across passes), the same for the same step and seed.
+def train_records(feature_file):
+    """The training set's `TrainingRecords`: its cached TFRecords and their parser.
 
     Args:
         feature_file: the training set's `FeatureFile`.
-        batch_size: the global batch.
-        seed: --seed.
-        bucket_width: pad each batch to its longest sequence, rounded up to a multiple of this
-            (`batch_padding.padding_bucket_width`); None: every batch at the features' max_seq_length.
-        bucket_by_length: batch examples of similar lengths together (--bucket_by_length).
     """
     parse = batch_parser(feature_file.max_seq_length, feature_file.num_choices, feature_file.is_regression)
-
-    def dataset(step):
-        return training_batches(tf.data.TFRecordDataset(feature_file.path), feature_file.num_records, batch_size,
-                                seed, lambda records: parse(records)[:2], step, bucket_width, bucket_by_length)
-
-    return dataset
+    return TrainingRecords(tf.data.TFRecordDataset(feature_file.path), feature_file.num_records,
+                           lambda records: parse(records)[:2])
 
 
-def evaluate_classifier(predictor, processor, dev_files, batch_size, bucket_width=None, window_pooling="mean"):
+def evaluate_classifier(predictor, processor, dev_files, batch_size, window_pooling="mean"):
     """The task's metrics on its dev splits under the original's names (see `classification.evaluation_metrics`),
     and `loss`: as the original's Estimator reports it on CPUs and GPUs, the mean over the first split's batches
     of each batch's mean loss (over its real examples: the padding that fills the last batch is left out).
@@ -208,14 +186,12 @@ def evaluate_classifier(predictor, processor, dev_files, batch_size, bucket_widt
         processor: the task's DataProcessor.
         dev_files: dev split → `FeatureFile` (padded to a multiple of batch_size).
         batch_size: the global evaluation batch.
-        bucket_width: per-batch padding (see `train_dataset_fn`); the results are the same.
         window_pooling: how a document's windows' logits are pooled, where the features are windows
-            (`finetuning.windows`): "mean" or "max".
+            (`classification.windows`): "mean" or "max".
     """
     results, batch_losses = {}, None
     for split, feature_file in dev_files.items():
-        logits, labels, real = predictor(feature_dataset(feature_file, batch_size, with_sample_weights=True,
-                                                         bucket_width=bucket_width))
+        logits, labels, real = predictor(feature_dataset(feature_file, batch_size, with_sample_weights=True))
         if batch_losses is None:
             # Each batch's mean over its real rows: on CPUs and GPUs the original has no padding rows, and its
             # last batch is just smaller.
@@ -231,8 +207,7 @@ def evaluate_classifier(predictor, processor, dev_files, batch_size, bucket_widt
     return metrics
 
 
-def predict_test_set(predictor, processor, split, feature_file, batch_size, output_dir, bucket_width=None,
-                     window_pooling="mean"):
+def predict_test_set(predictor, processor, split, feature_file, batch_size, output_dir, window_pooling="mean"):
     """Writes a test split's predictions: test_results*.tsv (class probabilities, or scores, as the original)
     and the GLUE leaderboard file of the split, if it has one. Returns the paths written.
 
@@ -243,11 +218,9 @@ def predict_test_set(predictor, processor, split, feature_file, batch_size, outp
         feature_file: the split's `FeatureFile` (padded to a multiple of batch_size).
         batch_size: the global prediction batch.
         output_dir: where the files go.
-        bucket_width: per-batch padding (see `train_dataset_fn`); the predictions are the same.
         window_pooling: see `evaluate_classifier`; one line per document.
     """
-    logits, labels, real = predictor(feature_dataset(feature_file, batch_size, with_sample_weights=True,
-                                                     bucket_width=bucket_width))
+    logits, labels, real = predictor(feature_dataset(feature_file, batch_size, with_sample_weights=True))
     logits, _ = document_outputs(feature_file, logits, labels, real, window_pooling)
     scores = logits if processor.is_regression else tf.nn.softmax(logits, axis=-1).numpy()
     written = [write_test_results(os.path.join(output_dir, results_file_name(processor, split)), scores),

@@ -18,14 +18,11 @@ from absl import logging
 from keras import ops
 
 from official_bert import ner
-from official_bert.batch_padding import trim_to_longest
-from official_bert.export.ner import export_ner, ner_tokenizer_layer
-from official_bert.finetuning.stream import training_batches
+from official_bert.export.ner import ner_serving_spec
+from official_bert.finetuning.stream import TrainingRecords
 from official_bert.finetuning.task import FineTuningTask
 from official_bert.models import BertTokenClassifier
 from official_bert.ner.features import IGNORE, feature_arrays
-from official_bert.networks.bert_encoder import BertEncoder
-from official_bert.training.options import MIXED_PRECISION_POLICIES
 
 # Windows start this many pieces apart by default; a --max_seq_length whose windows are not longer gets half a
 # window instead (the default must fit every length the tool accepts).
@@ -53,6 +50,7 @@ class NerTask(FineTuningTask):
 
     name = "ner"
     metric = "f1"
+    per_token_outputs = True
 
     def __init__(self, data_dir, label_list=None, doc_stride=None, document_context=False):
         self.data_dir, self.label_list = data_dir, label_list
@@ -71,8 +69,8 @@ class NerTask(FineTuningTask):
             raise ner.NerError("--export_dir needs --vocab_file: the served model splits raw text into words and "
                                "WordPieces with the in-graph WordPiece tokenizer")
 
-    def load(self, settings, tokenizer, bucket_width):
-        self.bucket_width = bucket_width
+    def load(self, settings, tokenizer):
+        tokenizer = tokenizer.python_tokenizer()
         # Every file needed, read and checked before anything is written; the training windows last, converted
         # once and cached (a sweep's runs share their sweep's).
         train_path = ner.split_path(self.data_dir, "train") if settings.do_train or not self.label_list else None
@@ -95,8 +93,8 @@ class NerTask(FineTuningTask):
                          sum(len(sentence.words) for sentence in sentences), len(features))
         logging.info("labels: %s", ", ".join(self.labels.labels))
 
-    def build_model(self, config, mixed_precision, causal_attention):
-        return token_classifier_model(config, len(self.labels), mixed_precision, causal_attention)
+    def build_model(self, encoder):
+        return BertTokenClassifier(encoder, len(self.labels))
 
     def loss(self):
         return token_loss()
@@ -107,10 +105,10 @@ class NerTask(FineTuningTask):
     def num_train_examples(self):
         return len(self.data["train"][2])
 
-    def train_dataset_fn(self, settings):
+    def train_records(self):
         windows = self.data["train"][2]
-        return train_dataset_fn(windows.inputs, windows.labels, settings.train_batch_size, settings.seed,
-                                self.bucket_width, settings.bucket_by_length)
+        return TrainingRecords(tf.data.Dataset.from_tensor_slices((windows.inputs, windows.labels)),
+                               len(windows.labels), lambda inputs, labels: (inputs, labels), per_token_targets=True)
 
     def evaluate(self, predictor, settings):
         return ner.scores(self._tag("dev", predictor, settings.eval_batch_size)[1])
@@ -131,9 +129,8 @@ class NerTask(FineTuningTask):
                                            "correct_entities": sum(counts.correct.values())}
         return tables
 
-    def export(self, model, settings):
-        return export_ner(settings.export_dir, model, ner_tokenizer_layer(settings.vocab_file, settings.do_lower_case),
-                          settings.max_seq_length, self.labels.labels, self.stride(settings.max_seq_length))
+    def serving_spec(self, tokenizer, seq_length):
+        return ner_serving_spec(tokenizer, seq_length, self.labels.labels, self.stride(seq_length))
 
     def _tag(self, split, predictor, batch_size):
         """The split's predicted tags (in its file's scheme) and conlleval's counts of them."""
@@ -141,21 +138,6 @@ class NerTask(FineTuningTask):
         logits = predict_logits(predictor, features, batch_size)
         predicted = ner.in_scheme(ner.word_tags(features, logits, sentences, self.labels), scheme)
         return predicted, ner.score(sentences, predicted)
-
-
-def token_classifier_model(config, num_labels, mixed_precision=None, causal_attention=None):
-    """A `BertTokenClassifier` with `num_labels` outputs on a new encoder (computing in `mixed_precision`; the
-    logits are float32), left-only where `causal_attention` (None: as the config records).
-
-    Example:
-    >>> from official_bert import BertConfig
-    >>> model = token_classifier_model(BertConfig(vocab_size=20, hidden_size=16, num_hidden_layers=1,
-    ...                                           num_attention_heads=2, intermediate_size=32), 9)
-    >>> model.num_classes
-    9
-    """
-    return BertTokenClassifier(BertEncoder(config, dtype=MIXED_PRECISION_POLICIES.get(mixed_precision),
-                                           causal_attention=causal_attention), num_labels)
 
 
 def token_loss():
@@ -208,51 +190,13 @@ class TokenAccuracy(keras.metrics.Metric):
         return {"name": self.name}
 
 
-def train_dataset_fn(inputs, labels, batch_size, seed, bucket_width=None, bucket_by_length=False):
-    """step → the training batches of (inputs, label ids) from that global step on: fine-tuning's endless stream
-    of shuffled passes (`finetuning.stream.training_batches`), the same for the same step and seed.
-
-    Args:
-        inputs, labels: the training windows' arrays (`feature_arrays`; a `TrainWindows`' .inputs, .labels).
-        batch_size: the global batch.
-        seed: --seed.
-        bucket_width: pad each batch to its longest sequence, rounded up to a multiple of this (the labels are
-            cut with the inputs); None: every batch at max_seq_length.
-        bucket_by_length: batch features of similar lengths together (--bucket_by_length).
-
-    Example:
-    >>> from official_bert.ner.features import NerFeature, feature_arrays
-    >>> features = [NerFeature(0, [2, i, 3, 0], [1, 1, 1, 0], [-1, 0, -1, -1], {1: 0}, {1: True})
-    ...             for i in range(5)]
-    >>> batches = list(train_dataset_fn(*feature_arrays(features), 5, seed=1, bucket_width=3)(0).take(1))
-    >>> sorted(batches[0][0]["input_word_ids"][:, 1].numpy().tolist()), batches[0][1].shape.as_list()
-    ([0, 1, 2, 3, 4], [5, 3])
-    """
-
-    def trim(batch_inputs, batch_labels):
-        batch_inputs = trim_to_longest(batch_inputs, bucket_width)
-        return batch_inputs, batch_labels[:, :tf.shape(batch_inputs["input_mask"])[1]]
-
-    def dataset(step):
-        records = tf.data.Dataset.from_tensor_slices((inputs, labels))
-        batches = training_batches(records, len(labels), batch_size, seed, lambda x, y: (x, y), step,
-                                   bucket_by_length=bucket_by_length)
-        return batches.map(trim, num_parallel_calls=tf.data.AUTOTUNE) if bucket_width else batches
-
-    return dataset
-
-
 def predict_logits(predictor, features, batch_size):
-    """The model's logits [N, T, num_labels] for the features, in order (padded to whole batches meanwhile).
+    """The model's logits [N, T, num_labels] for the features, in order.
 
     Args:
         predictor: a `finetuning.Predictor` of the model.
         features: `NerFeature`s.
         batch_size: the global prediction batch.
     """
-    padding = -len(features) % batch_size
-    inputs, _ = feature_arrays(features, padding)
-    real = np.array([1.0] * len(features) + [0.0] * padding, np.float32)
-    index = np.arange(len(real), dtype=np.int32)
-    logits, _, real = predictor(tf.data.Dataset.from_tensor_slices((inputs, index, real)).batch(batch_size))
-    return logits[real > 0]
+    inputs, _ = feature_arrays(features)
+    return predictor.predict_arrays(inputs, batch_size)

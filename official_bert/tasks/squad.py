@@ -16,14 +16,12 @@ import tensorflow as tf
 from absl import logging
 
 from official_bert import squad
-from official_bert.export.squad import export_squad, squad_tokenizer_layer
-from official_bert.finetuning.stream import training_batches
+from official_bert.export.squad import squad_serving_spec
+from official_bert.finetuning.stream import TrainingRecords
 from official_bert.finetuning.task import FineTuningTask
 from official_bert.models import BertSpanLabeler
-from official_bert.networks.bert_encoder import BertEncoder
 from official_bert.squad import RawResult
 from official_bert.squad.records import batch_parser
-from official_bert.training.options import MIXED_PRECISION_POLICIES
 
 # The original's run_squad.py has no question longer than this by default; a shorter --max_seq_length gets half of
 # its positions for the question instead (the default must fit every length the tool accepts).
@@ -57,6 +55,7 @@ class SquadTask(FineTuningTask):
     name = "squad"
     metric = "f1"
     loss_weights = SPAN_LOSS_WEIGHTS
+    per_token_outputs = True
 
     def __init__(self, train_file=None, predict_file=None, doc_stride=128, max_query_length=None, n_best_size=20,
                  max_answer_length=30, verbose_logging=False, version_2_with_negative=False,
@@ -93,8 +92,8 @@ class SquadTask(FineTuningTask):
             if value < 1:
                 raise squad.SquadError(f"--{name}={value}: expected a positive integer")
 
-    def load(self, settings, tokenizer, bucket_width):
-        self.bucket_width = bucket_width
+    def load(self, settings, tokenizer):
+        tokenizer, self.seq_length = tokenizer.python_tokenizer(), settings.max_seq_length
         lengths = dict(max_seq_length=settings.max_seq_length, doc_stride=self.doc_stride,
                        max_query_length=self.query_length(settings.max_seq_length))
         # The training features are converted once and cached (shuffled with the original's fixed seed, not
@@ -113,8 +112,8 @@ class SquadTask(FineTuningTask):
             if not self.features:
                 raise squad.SquadError(f"--predict_file={self.predict_file}: no question to answer")
 
-    def build_model(self, config, mixed_precision, causal_attention):
-        return span_model(config, mixed_precision, causal_attention)
+    def build_model(self, encoder):
+        return BertSpanLabeler(encoder)
 
     def loss(self):
         return span_loss()
@@ -125,11 +124,10 @@ class SquadTask(FineTuningTask):
     def num_train_examples(self):
         return self.train.num_examples  # the original counts steps from the questions, not their windows
 
-    def train_dataset_fn(self, settings):
-        # Off by default (--length_bucket_width=0): the original's softmax covers every position.
-        return squad_train_dataset_fn(self.train.path, self.train.num_features, settings.max_seq_length,
-                                      settings.train_batch_size, settings.seed, self.bucket_width,
-                                      settings.bucket_by_length)
+    def train_records(self):
+        # Per-batch padding is off by default (--length_bucket_width=0): the original's softmax covers every
+        # position.
+        return squad_train_records(self.train.path, self.train.num_features, self.seq_length)
 
     def evaluate(self, predictor, settings):
         return self._predict(predictor, settings, directory=None)
@@ -140,14 +138,12 @@ class SquadTask(FineTuningTask):
         scores = self._predict(predictor, settings, directory)
         return {"eval_results": scores} if settings.do_eval else {}
 
-    def export(self, model, settings):
-        tokenizer = squad_tokenizer_layer(settings.vocab_file, settings.do_lower_case,
-                                          wordpiece=settings.tokenizer_ops)
-        return export_squad(settings.export_dir, model, tokenizer, settings.max_seq_length,
-                            doc_stride=self.doc_stride, max_query_length=self.query_length(settings.max_seq_length),
-                            n_best_size=self.n_best_size, max_answer_length=self.max_answer_length,
-                            version_2_with_negative=self.version_2_with_negative,
-                            null_score_diff_threshold=self.threshold)
+    def serving_spec(self, tokenizer, seq_length):
+        return squad_serving_spec(tokenizer, seq_length, doc_stride=self.doc_stride,
+                                  max_query_length=self.query_length(seq_length), n_best_size=self.n_best_size,
+                                  max_answer_length=self.max_answer_length,
+                                  version_2_with_negative=self.version_2_with_negative,
+                                  null_score_diff_threshold=self.threshold)
 
     def _predict(self, predictor, settings, directory):
         """Answers predict_file's questions; with `directory`, writes the prediction files there. Returns the
@@ -179,23 +175,6 @@ class SquadTask(FineTuningTask):
         return scores
 
 
-def span_model(config, mixed_precision=None, causal_attention=None):
-    """A `BertSpanLabeler` on a new encoder (computing in `mixed_precision`; the logits are float32).
-
-    With a left-to-right encoder (`causal_attention`, or the config's) the span head reads each position's
-    left-only output, as the paper's "LTR & No NSP" SQuAD row: a start logit sees no right context.
-
-    Example:
-    >>> from official_bert import BertConfig
-    >>> model = span_model(BertConfig(vocab_size=20, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-    ...                               intermediate_size=32))
-    >>> sorted(model.output)
-    ['end_logits', 'start_logits']
-    """
-    return BertSpanLabeler(BertEncoder(config, dtype=MIXED_PRECISION_POLICIES.get(mixed_precision),
-                                       causal_attention=causal_attention))
-
-
 def span_loss():
     """Softmax cross-entropy of the start and of the end position (weighted by `SPAN_LOSS_WEIGHTS`)."""
     return {name: keras.losses.SparseCategoricalCrossentropy(from_logits=True) for name in SPAN_LOSS_WEIGHTS}
@@ -207,24 +186,14 @@ def span_metrics():
     return {name: [keras.metrics.SparseCategoricalAccuracy("accuracy")] for name in SPAN_LOSS_WEIGHTS}
 
 
-def squad_train_dataset_fn(path, num_features, seq_length, batch_size, seed, bucket_width=None,
-                           bucket_by_length=False, shuffle_buffer_size=10000):
-    """step → the training batches from that global step on: the stream of `stream.training_batches` over the
-    features (pass k shuffled with seed + k, whole batches across passes), the same for the same step and seed.
+def squad_train_records(path, num_features, seq_length):
+    """The training windows' `TrainingRecords`: batches are ({"input_word_ids", "input_mask", "input_type_ids"},
+    {"start_logits", "end_logits"}), the targets named after the outputs they train.
 
     Args:
         path: the training TFRecords (`cached_train_features(...).path`).
         num_features: the records in it.
         seq_length: --max_seq_length.
-        batch_size: the global batch.
-        seed: --seed.
-        bucket_width: pad each batch to its longest window, rounded up to a multiple of this
-            (`batch_padding.padding_bucket_width`); None: every batch at seq_length.
-        bucket_by_length: batch windows of similar lengths together.
-        shuffle_buffer_size: records in the shuffle buffer (the examples were shuffled when cached, too).
-
-    Batches are ({"input_word_ids", "input_mask", "input_type_ids"}, {"start_logits", "end_logits"}): the targets
-    named after the outputs they train.
     """
     parse_features = batch_parser(seq_length, is_training=True)
 
@@ -232,11 +201,7 @@ def squad_train_dataset_fn(path, num_features, seq_length, batch_size, seed, buc
         inputs, targets = parse_features(records)
         return inputs, {"start_logits": targets["start_positions"], "end_logits": targets["end_positions"]}
 
-    def dataset(step):
-        return training_batches(tf.data.TFRecordDataset(path), num_features, batch_size, seed, parse, step,
-                                bucket_width, bucket_by_length, shuffle_buffer_size)
-
-    return dataset
+    return TrainingRecords(tf.data.TFRecordDataset(path), num_features, parse)
 
 
 def predict_spans(predictor, features, batch_size):
@@ -248,26 +213,20 @@ def predict_spans(predictor, features, batch_size):
         batch_size: the global prediction batch (the features are padded to a multiple of it).
 
     Example:
-    >>> from official_bert import BertConfig
+    >>> from official_bert import BertConfig, BertEncoder
     >>> from official_bert.finetuning.predict import Predictor
     >>> from official_bert.squad import InputFeatures
-    >>> model = span_model(BertConfig(vocab_size=20, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-    ...                               intermediate_size=32))
+    >>> model = BertSpanLabeler(BertEncoder(BertConfig(vocab_size=20, hidden_size=16, num_hidden_layers=1,
+    ...                                                num_attention_heads=2, intermediate_size=32)))
     >>> features = [InputFeatures(1000000000 + i, i, 0, [], {}, {}, [2, 5, 3, 0], [1, 1, 1, 0], [0, 0, 1, 0])
     ...             for i in range(3)]
     >>> results = predict_spans(Predictor(model, tf.distribute.get_strategy()), features, batch_size=2)
     >>> [result.unique_id for result in results], len(results[0].start_logits)
     ([1000000000, 1000000001, 1000000002], 4)
     """
-    padding = -len(features) % batch_size
-    arrays = {name: np.array([getattr(f, field) for f in features] + [[0] * len(features[0].input_ids)] * padding,
-                             np.int32)
+    arrays = {name: np.array([getattr(f, field) for f in features], np.int32)
               for name, field in (("input_word_ids", "input_ids"), ("input_mask", "input_mask"),
                                   ("input_type_ids", "segment_ids"))}
-    unique_ids = np.array([f.unique_id for f in features] + [0] * padding, np.int64)
-    real = np.array([1.0] * len(features) + [0.0] * padding, np.float32)
-    dataset = tf.data.Dataset.from_tensor_slices((arrays, unique_ids, real)).batch(batch_size)
-    logits, unique_ids, real = predictor(dataset)
-    return [RawResult(int(unique_id), start, end)
-            for unique_id, start, end in zip(unique_ids[real > 0], logits["start_logits"][real > 0],
-                                             logits["end_logits"][real > 0])]
+    logits = predictor.predict_arrays(arrays, batch_size)
+    return [RawResult(f.unique_id, start, end)
+            for f, start, end in zip(features, logits["start_logits"], logits["end_logits"])]

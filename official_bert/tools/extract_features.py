@@ -23,14 +23,13 @@ from official_bert.tools import cli  # first: it quiets TensorFlow's C++ start-u
 
 from absl import flags
 
-from official_bert import BertConfig, BertEncoder, tokenization
+from official_bert import BertConfig, BertEncoder
 from official_bert.checkpoints import load_checkpoint, resolve_causal_attention
-from official_bert.export import tokenizer_layer
 from official_bert.export.embedding import export_embedding
 from official_bert.export.tfhub import export_tfhub
 from official_bert.features import (DTYPES, OUTPUT_FORMATS, POOLINGS, FeatureError, FeatureExtractor,
                                     Progress, open_writer, parse_layers, read_inputs, tokenize_input)
-from official_bert.tools.flags import define_model_flags
+from official_bert.tools.flags import define_model_flags, tokenizer_spec_from_flags
 
 FLAGS = flags.FLAGS
 
@@ -79,8 +78,8 @@ def main():
     # The TF Hub pair has every layer's output: --layers matters only to the features and the embedding export.
     layers = parse_layers(FLAGS.layers, config.num_hidden_layers) if FLAGS.input_file or FLAGS.export_dir else None
     pooling = None if FLAGS.pooling == "none" else FLAGS.pooling
-    tokenizer = tokenization.create_tokenizer(FLAGS.vocab_file, FLAGS.spm_model_file, FLAGS.do_lower_case,
-                                              preserve_unused_tokens=FLAGS.preserve_unused_tokens)
+    tokenizer_spec = tokenizer_spec_from_flags()
+    tokenizer = tokenizer_spec.python_tokenizer()
     if len(tokenizer.vocab) > config.vocab_size:
         raise FeatureError(f"--vocab_file={FLAGS.vocab_file or FLAGS.spm_model_file} has {len(tokenizer.vocab)} "
                            f"tokens, more than the vocab_size={config.vocab_size} of --bert_config_file")
@@ -103,14 +102,12 @@ def main():
         print(f"{progress.summary()}; wrote {FLAGS.output_file}")
 
     # Exports.
-    in_graph_tokenizer = (tokenizer_layer(FLAGS.vocab_file, FLAGS.spm_model_file, FLAGS.do_lower_case)
-                          if FLAGS.export_dir or FLAGS.export_tfhub_dir else None)
     if FLAGS.export_dir:
-        path = export_embedding(FLAGS.export_dir, encoder, in_graph_tokenizer, FLAGS.max_seq_length, layers,
+        path = export_embedding(FLAGS.export_dir, encoder, tokenizer_spec, FLAGS.max_seq_length, layers,
                                 pooling, FLAGS.normalize)
         print(f"exported the sentence-embedding SavedModel to {path}")
     if FLAGS.export_tfhub_dir:
-        paths = export_tfhub(FLAGS.export_tfhub_dir, encoder, in_graph_tokenizer, FLAGS.max_seq_length)
+        paths = export_tfhub(FLAGS.export_tfhub_dir, encoder, tokenizer_spec, FLAGS.max_seq_length)
         print(f"exported the TF Hub preprocess and encoder SavedModels to {' and '.join(paths)}")
 
 

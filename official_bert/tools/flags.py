@@ -21,6 +21,7 @@ from official_bert import distribution
 from official_bert.configs import BertConfig
 from official_bert.export.tflite import QUANTIZATIONS
 from official_bert.finetuning.settings import FineTuningSettings
+from official_bert.text.tokenizer_spec import TokenizerSpec
 from official_bert.training.precision import resolve_mixed_precision
 
 FLAGS = flags.FLAGS
@@ -152,6 +153,15 @@ def strategy_from_flags():
         logging.warning("--num_tpu_cores=%d, but the TPU has %d cores: using them all", FLAGS.num_tpu_cores,
                         strategy.num_replicas_in_sync)
     return strategy
+
+
+def tokenizer_spec_from_flags():
+    """The `TokenizerSpec` of --vocab_file / --spm_model_file, --do_lower_case, --preserve_unused_tokens,
+    --normalize_unicode and --tokenizer_ops (those a tool does not define keep their defaults), checked."""
+    options = {name: FLAGS[name].value for name in ("tokenizer_ops", "normalize_unicode") if name in FLAGS}
+    return TokenizerSpec(FLAGS.vocab_file, FLAGS.spm_model_file, FLAGS.do_lower_case, FLAGS.preserve_unused_tokens,
+                         **{"ops" if name == "tokenizer_ops" else name: value
+                            for name, value in options.items()}).check()
 
 
 def model_config_from_flags():

@@ -14,12 +14,13 @@ from official_bert.classification import (InputExample, convert_single_example, 
 from official_bert.classification.errors import ClassificationDataError
 from official_bert.classification.examples import MultipleChoiceExample
 from official_bert.classification.features import convert_example_windows
-from official_bert.export import TextPacker, classifier_serving_spec, export_classifier, tokenizer_layer
+from official_bert.classification.windows import document_outputs, pool_windows
+from official_bert.export import TextPacker, classifier_serving_spec, export_classifier
 from official_bert.export.windows import document_windows
 from official_bert.finetuning import FineTuningRun, Predictor, fine_tuning_schedule
 from official_bert.tasks.classification import (classifier_loss, classifier_metrics, evaluate_classifier,
-                                                train_dataset_fn)
-from official_bert.finetuning.windows import document_outputs, pool_windows
+                                                train_records)
+from official_bert.text.tokenizer_spec import TokenizerSpec
 from official_bert.tokenization import FullTokenizer
 from tests.finetuning.test_run_classifier import options, tiny_config, write_model_files
 
@@ -46,7 +47,7 @@ def test_windows_in_the_graph_equal_the_python_windows(vocab, seq_length, doc_st
     tokenizer = FullTokenizer(vocab)
     features = [convert_example_windows(InputExample(f"dev-{i}", a, b, "1"), ["0", "1"], seq_length, tokenizer,
                                         doc_stride, i) for i, (a, b) in enumerate(TEXTS)]
-    windows = document_windows(TextPacker(tokenizer_layer(vocab), seq_length), seq_length, doc_stride,
+    windows = document_windows(TextPacker(TokenizerSpec(vocab).layer(), seq_length), seq_length, doc_stride,
                                tf.constant([a for a, _ in TEXTS]), tf.constant([b or "" for _, b in TEXTS]))
     flat = [w for document in features for w in document]
     assert windows.num_windows.numpy().tolist() == [len(document) for document in features]
@@ -76,9 +77,9 @@ def test_multiple_choice_and_bad_pooling_are_refused(vocab):
     with pytest.raises(ClassificationDataError, match="--doc_stride=4: multiple-choice"):
         convert_example_windows(example, ["0", "1"], 8, FullTokenizer(vocab), 4)
     with pytest.raises(ClassificationDataError, match="--doc_stride=4: multiple-choice"):
-        classifier_serving_spec(tokenizer_layer(vocab), 8, ["0", "1"], num_choices=2, doc_stride=4)
+        classifier_serving_spec(TokenizerSpec(vocab), 8, ["0", "1"], num_choices=2, doc_stride=4)
     with pytest.raises(ClassificationDataError, match="--window_pooling=sum"):
-        classifier_serving_spec(tokenizer_layer(vocab), 8, ["0", "1"], doc_stride=4, window_pooling="sum")
+        classifier_serving_spec(TokenizerSpec(vocab), 8, ["0", "1"], doc_stride=4, window_pooling="sum")
 
 
 def test_pooling_against_a_loop():
@@ -135,7 +136,7 @@ def trained(tmp_path_factory):
     opts = options(str(work / "run"), train_batch_size=8, learning_rate=2e-3, seed=11)
     schedule = fine_tuning_schedule(train.num_features, 8, 24, 0.1)
     run = FineTuningRun(model, classifier_loss(processor), opts, schedule, strategy, classifier_metrics(processor))
-    run.train(train_dataset_fn(train, 8, 11))
+    run.train(train_records(train).dataset_fn(8, 11))
     return dict(work=work, vocab=vocab, rows=rows, processor=processor, features=features, model=model,
                 predictor=Predictor(model, strategy))
 
@@ -167,7 +168,7 @@ def test_the_export_gives_the_python_per_document_probabilities(trained):
     np.testing.assert_allclose(python["mean"], logits[:dev.num_windows].reshape(-1, 5, 2).mean(axis=1), rtol=1e-6)
     np.testing.assert_allclose(python["max"], logits[:dev.num_windows].reshape(-1, 5, 2).max(axis=1), rtol=1e-6)
 
-    path = export_classifier(str(trained["work"] / "export"), trained["model"], tokenizer_layer(trained["vocab"]),
+    path = export_classifier(str(trained["work"] / "export"), trained["model"], TokenizerSpec(trained["vocab"]),
                              SEQ_LENGTH, ["0", "1"], doc_stride=DOC_STRIDE)
     serve = tf.saved_model.load(path).signatures["serving_default"]
     served = serve(text_a=texts)
@@ -178,7 +179,7 @@ def test_the_export_gives_the_python_per_document_probabilities(trained):
     np.testing.assert_allclose(one["probabilities"].numpy(), tf.nn.softmax(python["mean"][-1:]).numpy(), atol=1e-5)
 
     # --window_pooling=max, through the same graph code as the export.
-    spec = classifier_serving_spec(tokenizer_layer(trained["vocab"]), SEQ_LENGTH, ["0", "1"], doc_stride=DOC_STRIDE,
+    spec = classifier_serving_spec(TokenizerSpec(trained["vocab"]), SEQ_LENGTH, ["0", "1"], doc_stride=DOC_STRIDE,
                                    window_pooling="max")
     served = spec.serve_text(lambda inputs: trained["model"](inputs, training=False), text_a=texts)
     np.testing.assert_allclose(served["logits"].numpy(), python["max"], atol=1e-5)

@@ -95,7 +95,8 @@ def test_every_command_uses_flags_its_tool_defines(path):
 @pytest.mark.slow
 def test_the_rest_request_body_is_what_serving_default_takes(tmp_path):
     from official_bert import BertClassifier, BertConfig, BertEncoder
-    from official_bert.export import export_classifier, tokenizer_layer
+    from official_bert.export import export_classifier
+    from official_bert.text.tokenizer_spec import TokenizerSpec
 
     with open(README, encoding="utf-8") as f:
         body = json.loads(re.search(r"```json\n(.*?)```", f.read(), re.S).group(1))
@@ -103,7 +104,7 @@ def test_the_rest_request_body_is_what_serving_default_takes(tmp_path):
     vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "the", "union", "is", "strong", "."]) + "\n")
     model = BertClassifier(BertEncoder(BertConfig(vocab_size=9, hidden_size=16, num_hidden_layers=1,
                                                   num_attention_heads=2, intermediate_size=32)), 3)
-    path = export_classifier(str(tmp_path / "export"), model, tokenizer_layer(str(vocab)), 16, ["a", "b", "c"])
+    path = export_classifier(str(tmp_path / "export"), model, TokenizerSpec(str(vocab)), 16, ["a", "b", "c"])
 
     # TF Serving's row format: a list of instances, each a map from input name to one row's value.
     signature = tf.saved_model.load(path).signatures[body["signature_name"]]

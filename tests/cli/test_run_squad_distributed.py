@@ -19,8 +19,9 @@ SCRIPT = textwrap.dedent("""
     import keras
     from official_bert import BertConfig, distribution, squad
     from official_bert.finetuning import FineTuningRun, Predictor, fine_tuning_schedule
-    from official_bert.tasks.squad import (SPAN_LOSS_WEIGHTS, predict_spans, span_loss, span_metrics, span_model,
-                                           squad_train_dataset_fn)
+    from official_bert import BertEncoder, BertSpanLabeler
+    from official_bert.tasks.squad import (SPAN_LOSS_WEIGHTS, predict_spans, span_loss, span_metrics,
+                                           squad_train_records)
     from official_bert.tokenization import FullTokenizer
     from official_bert.training import TrainingOptions
     from tests.cli.test_run_squad import write_inputs
@@ -37,12 +38,12 @@ SCRIPT = textwrap.dedent("""
         strategy = distribution.get_strategy(name)
         keras.utils.set_random_seed(1)
         with strategy.scope():
-            model = span_model(config)
+            model = BertSpanLabeler(BertEncoder(config))
         options = TrainingOptions(output_dir, train_batch_size=4, learning_rate=2e-3, iterations_per_loop=2,
                                   log_steps=2, seed=1)
         run = FineTuningRun(model, span_loss(), options, fine_tuning_schedule(train.num_features, 4, 2.0, 0.1),
                             strategy, span_metrics(), loss_weights=SPAN_LOSS_WEIGHTS)
-        run.train(squad_train_dataset_fn(train.path, train.num_features, 40, 4, seed=1))
+        run.train(squad_train_records(train.path, train.num_features, 40).dataset_fn(4, seed=1))
         results = predict_spans(Predictor(model, strategy), features, batch_size=4)
         direct = model({name: tf.constant([getattr(f, field) for f in features]) for name, field in
                         (("input_word_ids", "input_ids"), ("input_mask", "input_mask"),

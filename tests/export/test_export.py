@@ -16,8 +16,9 @@ from official_bert import BertClassifier, BertEncoder, BertMultipleChoice
 from official_bert.text import sentencepiece_tokenizer
 from official_bert.classification import InputExample, MultipleChoiceExample, convert_single_example
 from official_bert.classification.records import serialize_features
-from official_bert.export import SIGNATURES, export_classifier, tokenizer_layer, versions, write_new_version
-from official_bert.tokenization import FullTokenizer, create_tokenizer
+from official_bert.export import SIGNATURES, export_classifier, versions, write_new_version
+from official_bert.text.tokenizer_spec import TokenizerSpec
+from official_bert.tokenization import FullTokenizer
 from tests.finetuning.test_run_classifier import SEQ_LENGTH, tiny_config, write_model_files
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -59,7 +60,7 @@ def pair_export(tmp_path_factory):
     examples = [InputExample(f"test-{i}", a, b, LABELS[0]) for i, (a, b) in enumerate(PAIRS)]
     features, inputs = python_inputs(FullTokenizer(vocab), examples, LABELS)
     model = spread(BertClassifier(BertEncoder(tiny_config()), len(LABELS)), inputs)
-    path = export_classifier(str(work / "export"), model, tokenizer_layer(vocab), SEQ_LENGTH, LABELS, text_b=True)
+    path = export_classifier(str(work / "export"), model, TokenizerSpec(vocab), SEQ_LENGTH, LABELS, text_b=True)
     return dict(work=work, path=path, model=model, features=features, inputs=inputs, logits=logits_of(model, inputs))
 
 
@@ -106,13 +107,14 @@ def test_versions_count_up_and_a_failed_export_leaves_nothing(tmp_path):
 def test_other_task_kinds_serve_raw_text(tmp_path, kind):
     vocab, _ = write_model_files(str(tmp_path / "model"))
     keras.utils.set_random_seed(2)
-    tokenizer, layer, config = FullTokenizer(vocab), tokenizer_layer(vocab), tiny_config()
+    tokenizer, spec, config = FullTokenizer(vocab), TokenizerSpec(vocab), tiny_config()
     if kind == "sentencepiece pair":
         corpus, spm_model = str(tmp_path / "corpus.txt"), str(tmp_path / "sp.model")
         with open(corpus, "w") as f:
             f.write("".join(f"{a}\n{b}\n" for a, b in PAIRS[:3]) * 10)
         sentencepiece_tokenizer.train([corpus], spm_model, vocab_size=40)
-        tokenizer, layer = create_tokenizer(spm_model_file=spm_model), tokenizer_layer(spm_model_file=spm_model)
+        spec = TokenizerSpec(spm_model_file=spm_model)
+        tokenizer = spec.python_tokenizer()
         config = tiny_config(vocab_size=len(tokenizer.vocab))
         model = BertClassifier(BertEncoder(config), 2)
         examples = [InputExample(f"test-{i}", a, b, "0") for i, (a, b) in enumerate(PAIRS)]
@@ -132,7 +134,7 @@ def test_other_task_kinds_serve_raw_text(tmp_path, kind):
     _, python = python_inputs(tokenizer, examples, label_list)
     logits = logits_of(spread(model, python), python)
 
-    path = export_classifier(str(tmp_path / "export"), model, layer, SEQ_LENGTH, label_list,
+    path = export_classifier(str(tmp_path / "export"), model, spec, SEQ_LENGTH, label_list,
                              text_b="pair" in kind, num_choices=3 if kind == "multiple choice" else None)
     serve = tf.saved_model.load(path).signatures["serving_default"]
     assert sorted(serve.structured_input_signature[1]) == sorted(inputs)

@@ -15,8 +15,9 @@ import tensorflow as tf
 
 from official_bert import BertClassifier, BertEncoder, BertSpanLabeler
 from official_bert.classification import InputExample
-from official_bert.export import export_classifier, tokenizer_layer
-from official_bert.export.squad import export_squad, squad_tokenizer_layer
+from official_bert.export import export_classifier
+from official_bert.export.squad import export_squad
+from official_bert.text.tokenizer_spec import TokenizerSpec
 from official_bert.tokenization import FullTokenizer
 from tests.pretraining_data_corpus import real_vocab_file
 from tests.checkpoints.test_checkpoints import randomized
@@ -87,10 +88,11 @@ CHILD = textwrap.dedent("""
     import run_squad  # noqa: F401
     import keras
     from official_bert.errors import Error
-    from official_bert.export import export_classifier, tokenizer_layer
+    from official_bert.export import export_classifier
+    from official_bert.text.tokenizer_spec import TokenizerSpec
     from official_bert.text import BertTokenizer, GraphSentencePieceTokenizer
     model = keras.models.load_model(request["serve"]["classifier"][0] + "/model.keras")
-    path = export_classifier(out + "/child_export", model, tokenizer_layer(request["vocab"]), request["seq_length"],
+    path = export_classifier(out + "/child_export", model, TokenizerSpec(request["vocab"]), request["seq_length"],
                              request["labels"], text_b=True)
     serve("child_classifier", path, request["serve"]["classifier"][1])
     for name, build in (("sentencepiece", lambda: GraphSentencePieceTokenizer(request["vocab"])),
@@ -116,11 +118,11 @@ def exported(tmp_path_factory):
     examples = [InputExample(f"test-{i}", a, b, LABELS[0]) for i, (a, b) in enumerate(PAIRS)]
     _, inputs = python_inputs(FullTokenizer(vocab), examples, LABELS)
     classifier = spread(BertClassifier(BertEncoder(tiny_config()), len(LABELS)), inputs)
-    classifier_path = export_classifier(str(work / "classifier"), classifier, tokenizer_layer(vocab), SEQ_LENGTH,
+    classifier_path = export_classifier(str(work / "classifier"), classifier, TokenizerSpec(vocab), SEQ_LENGTH,
                                         LABELS, text_b=True)
     span_labeler = randomized(BertSpanLabeler(BertEncoder(tiny_config(vocab_size=30522))), seed=5)
     squad_paths = {wordpiece: export_squad(str(work / f"squad_{wordpiece}"), span_labeler,
-                                           squad_tokenizer_layer(real_vocab_file(), wordpiece=wordpiece), 32,
+                                           TokenizerSpec(real_vocab_file(), ops=wordpiece), 32,
                                            doc_stride=8, max_query_length=8, n_best_size=5, max_answer_length=6)
                    for wordpiece in ("core", "tf_text")}
     classifier_inputs = {"text_a": [a for a, _ in PAIRS], "text_b": [b for _, b in PAIRS]}

@@ -8,8 +8,9 @@ import tensorflow as tf
 
 from official_bert import BertClassifier, BertConfig, BertEncoder, BertMultipleChoice, BertSpanLabeler
 from official_bert.classification import InputExample, MultipleChoiceExample
-from official_bert.export import classifier_serving_spec, export_classifier, tokenizer_layer
+from official_bert.export import classifier_serving_spec, export_classifier
 from official_bert.export.squad import choose_answers, export_squad, squad_serving_spec, squad_tokenizer_layer
+from official_bert.text.tokenizer_spec import TokenizerSpec
 from official_bert.export.squad import squad_windows
 from official_bert.tokenization import FullTokenizer
 from tests.pretraining_data_corpus import real_vocab_file
@@ -48,7 +49,7 @@ def vocab(tmp_path_factory):
 def test_a_request_is_padded_to_its_longest_sequence(vocab, texts):
     tokenizer = FullTokenizer(vocab)
     recorder = Recorder(2)
-    spec = classifier_serving_spec(tokenizer_layer(vocab), SEQ_LENGTH, ["0", "1"])
+    spec = classifier_serving_spec(TokenizerSpec(vocab), SEQ_LENGTH, ["0", "1"])
     spec.serve_text(recorder, text_a=tf.constant(texts))
     length = expected_length(tokenizer, texts)
     assert length < SEQ_LENGTH or len(texts) == len(SHORT)
@@ -56,19 +57,19 @@ def test_a_request_is_padded_to_its_longest_sequence(vocab, texts):
 
     pair = Recorder(2)
     texts_b = ["the dog ran"] + [""] * (len(texts) - 1)
-    classifier_serving_spec(tokenizer_layer(vocab), SEQ_LENGTH, ["0", "1"], text_b=True).serve_text(
+    classifier_serving_spec(TokenizerSpec(vocab), SEQ_LENGTH, ["0", "1"], text_b=True).serve_text(
         pair, text_a=tf.constant(texts), text_b=tf.constant(texts_b))
     assert pair.shapes[0]["input_word_ids"] == (len(texts), expected_length(tokenizer, texts, texts_b))
 
     choices = Recorder(1)
     endings = [["it ran .", "good", "flies very good"]] * len(texts)
-    classifier_serving_spec(tokenizer_layer(vocab), SEQ_LENGTH, ["0", "1", "2"], num_choices=3).serve_text(
+    classifier_serving_spec(TokenizerSpec(vocab), SEQ_LENGTH, ["0", "1", "2"], num_choices=3).serve_text(
         choices, text_a=tf.constant(texts), text_b=tf.constant(endings))
     longest = max(expected_length(tokenizer, texts, [ending] * len(texts)) for ending in endings[0])
     assert choices.shapes[0]["input_word_ids"] == (len(texts), 3, longest)
 
     fixed = Recorder(2)
-    classifier_serving_spec(tokenizer_layer(vocab), SEQ_LENGTH, ["0", "1"], pad_to_longest=False).serve_text(
+    classifier_serving_spec(TokenizerSpec(vocab), SEQ_LENGTH, ["0", "1"], pad_to_longest=False).serve_text(
         fixed, text_a=tf.constant(texts))
     assert fixed.shapes[0]["input_word_ids"] == (len(texts), SEQ_LENGTH)
 
@@ -83,7 +84,7 @@ def test_the_export_answers_each_short_request_as_the_fixed_length_inputs(vocab,
     assert fixed["input_word_ids"].shape[1] == SEQ_LENGTH
     model = spread(BertClassifier(BertEncoder(tiny_config()), 2), fixed)
     logits = logits_of(model, fixed)
-    path = export_classifier(str(tmp_path / "export"), model, tokenizer_layer(vocab), SEQ_LENGTH, labels,
+    path = export_classifier(str(tmp_path / "export"), model, TokenizerSpec(vocab), SEQ_LENGTH, labels,
                              text_b=True)
     serve = tf.saved_model.load(path).signatures["serving_default"]
     for i, (a, b) in enumerate(PAIRS):
@@ -98,7 +99,7 @@ def test_the_export_answers_each_short_request_as_the_fixed_length_inputs(vocab,
 @pytest.mark.parametrize("kind", ["single", "regression", "multiple choice"])
 def test_other_task_kinds_pad_to_the_longest_with_the_same_outputs(vocab, kind):
     keras.utils.set_random_seed(4)
-    tokenizer, layer = FullTokenizer(vocab), tokenizer_layer(vocab)
+    tokenizer, layer = FullTokenizer(vocab), TokenizerSpec(vocab)
     if kind == "multiple choice":
         model = BertMultipleChoice(BertEncoder(tiny_config()), num_choices=3)
         contexts, endings = ["the cat sat .", "a dog"], [["it ran .", "", "good"], ["sat", "flies very good", "x"]]
@@ -137,11 +138,11 @@ QUESTIONS = [("Who founded the bakery?", "Zoe Dupont founded the bakery in Montr
 
 @pytest.fixture(scope="module")
 def squad_tokenizer():
-    return squad_tokenizer_layer(real_vocab_file())
+    return TokenizerSpec(real_vocab_file())
 
 
 def _windows(tokenizer, pairs, seq_length, doc_stride, pad_to_longest):
-    return squad_windows(tokenizer, tf.constant([q for q, _ in pairs]), tf.constant([c for _, c in pairs]),
+    return squad_windows(squad_tokenizer_layer(tokenizer), tf.constant([q for q, _ in pairs]), tf.constant([c for _, c in pairs]),
                          seq_length, doc_stride, 16, pad_to_longest)
 
 

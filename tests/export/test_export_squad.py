@@ -8,6 +8,7 @@ import pytest
 import tensorflow as tf
 
 from official_bert.export.squad import choose_answers, squad_tokenizer_layer, squad_windows
+from official_bert.text.tokenizer_spec import TokenizerSpec
 from official_bert.squad import RawResult, compute_predictions, convert_examples_to_features, read_squad_examples
 from official_bert.tokenization import FullTokenizer
 from tests.pretraining_data_corpus import real_vocab_file
@@ -46,7 +47,7 @@ LENGTHS = [(32, 8, 8), (48, 16, 12), (24, 4, 6), (24, 40, 6)]  # the last: a str
 
 @pytest.fixture(scope="module")
 def tokenizers():
-    return FullTokenizer(real_vocab_file(), do_lower_case=True), squad_tokenizer_layer(real_vocab_file())
+    return FullTokenizer(real_vocab_file(), do_lower_case=True), squad_tokenizer_layer(TokenizerSpec(real_vocab_file()))
 
 
 @pytest.mark.parametrize("seq_length,doc_stride,max_query_length", LENGTHS)

@@ -14,7 +14,7 @@ import pytest
 import tensorflow as tf
 
 from official_bert import BertEncoder
-from official_bert.export import tokenizer_layer
+from official_bert.text.tokenizer_spec import TokenizerSpec
 from official_bert.export.tfhub import export_tfhub
 from official_bert.features import TextInput, tokenize_input
 from official_bert.tokenization import FullTokenizer
@@ -33,7 +33,7 @@ def hub(tmp_path_factory):
     vocab.write_text("\n".join(VOCAB) + "\n")
     keras.utils.set_random_seed(5)
     encoder = BertEncoder(tiny_config())
-    preprocess_dir, encoder_dir = export_tfhub(str(work / "hub"), encoder, tokenizer_layer(str(vocab)), SEQ_LENGTH)
+    preprocess_dir, encoder_dir = export_tfhub(str(work / "hub"), encoder, TokenizerSpec(str(vocab)), SEQ_LENGTH)
     return dict(work=work, vocab=str(vocab), encoder=encoder, preprocess=preprocess_dir, encoder_dir=encoder_dir)
 
 

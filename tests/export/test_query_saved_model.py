@@ -13,7 +13,8 @@ import pytest
 
 from official_bert import BertClassifier, BertEncoder
 from official_bert.classification import InputExample
-from official_bert.export import export_classifier, tokenizer_layer
+from official_bert.export import export_classifier
+from official_bert.text.tokenizer_spec import TokenizerSpec
 from official_bert.tokenization import FullTokenizer
 from tests.checkpoints.test_checkpoints import randomized
 from tests.export.test_export import python_inputs
@@ -66,7 +67,7 @@ def exported(tmp_path_factory):
     # Weights of this seed give PAIRS different labels, with no probability near 0 or 1 for all of them.
     model = randomized(BertClassifier(BertEncoder(tiny_config()), len(LABELS)), seed=3)
     export_dir = work / "export"
-    os.rename(export_classifier(str(export_dir), model, tokenizer_layer(vocab), SEQ_LENGTH, LABELS, text_b=True),
+    os.rename(export_classifier(str(export_dir), model, TokenizerSpec(vocab), SEQ_LENGTH, LABELS, text_b=True),
               export_dir / "10")
     # "9" sorts after "10" as text, and "11" is an export still being written (no saved_model.pb yet).
     shutil.copytree(export_dir / "10", export_dir / "9")
@@ -128,7 +129,7 @@ def test_bad_input_is_a_one_line_error(exported, case, args, message):
 def test_tensorflow_text_is_loaded_only_for_an_export_that_uses_its_ops(exported, tmp_path):
     vocab, _ = write_model_files(str(tmp_path / "model"))
     model = randomized(BertClassifier(BertEncoder(tiny_config()), len(LABELS)), seed=3)
-    path = export_classifier(str(tmp_path / "export"), model, tokenizer_layer(vocab, wordpiece="tf_text"), SEQ_LENGTH,
+    path = export_classifier(str(tmp_path / "export"), model, TokenizerSpec(vocab, ops="tf_text"), SEQ_LENGTH,
                              LABELS, text_b=True)
     args = [f"--saved_model_dir={path}"]
     for a, b in PAIRS:

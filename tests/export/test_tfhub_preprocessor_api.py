@@ -19,7 +19,7 @@ import pytest
 import tensorflow as tf
 
 from official_bert import BertConfig, BertEncoder
-from official_bert.export import tokenizer_layer
+from official_bert.text.tokenizer_spec import TokenizerSpec
 from official_bert.export.tfhub import export_tfhub
 from official_bert.text import BertPreprocessor
 
@@ -53,7 +53,7 @@ def as_ints(special):
 
 
 def test_special_tokens_dict_holds_the_vocabularys_ids(tmp_path):
-    preprocessor = BertPreprocessor(tokenizer_layer(write_vocab(tmp_path)), seq_length=SEQ_LENGTH)
+    preprocessor = BertPreprocessor(TokenizerSpec(write_vocab(tmp_path)).layer(), seq_length=SEQ_LENGTH)
     assert sorted(preprocessor.tokenize.get_special_tokens_dict()) == SPECIAL_KEYS
     assert as_ints(preprocessor.tokenize.get_special_tokens_dict()) == expected_special_tokens()
     assert as_ints(preprocessor.tokenize_with_offsets.get_special_tokens_dict()) == expected_special_tokens()
@@ -69,7 +69,7 @@ def hub_pair(tmp_path_factory):
     vocab = write_vocab(work)
     keras.utils.set_random_seed(3)
     encoder = BertEncoder(BertConfig.from_preset("tiny", vocab_size=len(VOCAB), num_hidden_layers=1))
-    preprocess_dir, encoder_dir = export_tfhub(str(work / "hub"), encoder, tokenizer_layer(vocab), SEQ_LENGTH)
+    preprocess_dir, encoder_dir = export_tfhub(str(work / "hub"), encoder, TokenizerSpec(vocab), SEQ_LENGTH)
     return dict(work=work, vocab=vocab, preprocess=preprocess_dir, encoder=encoder_dir)
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from official_bert import BertConfig, BertEncoder
 from official_bert.checkpoints import load_checkpoint
-from official_bert.export import tokenizer_layer
+from official_bert.text.tokenizer_spec import TokenizerSpec
 from official_bert.export.embedding import export_embedding
 from official_bert.features import FeatureExtractor, TextInput, TokenizedInput, tokenize_input
 from official_bert.tokenization import FullTokenizer
@@ -96,7 +96,7 @@ def test_the_raw_text_export_gives_the_same_embeddings_in_a_fresh_process(minilm
     expected = embed(minilm, [tokenize_input(TextInput(i, s), tokenizer, max_seq_length)
                               for i, s in enumerate(SENTENCES)])
     path = export_embedding(str(tmp_path / "export"), minilm,
-                            tokenizer_layer(os.path.join(MODEL_DIR, "vocab.txt"), do_lower_case=True),
+                            TokenizerSpec(os.path.join(MODEL_DIR, "vocab.txt"), do_lower_case=True),
                             max_seq_length)
     # A process with TensorFlow (and tensorflow-text, whose ops a tokenizer may use) but no official_bert.
     script = textwrap.dedent(f"""

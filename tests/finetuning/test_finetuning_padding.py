@@ -11,7 +11,7 @@ from official_bert import distribution
 from official_bert.batch_padding import padding_bucket_width, trim_to_longest
 from official_bert.classification import feature_dataset
 from official_bert.finetuning import Predictor, fine_tuning_schedule
-from official_bert.tasks.classification import train_dataset_fn
+from official_bert.tasks.classification import train_records
 from official_bert.finetuning import stream
 from tests.finetuning import test_run_classifier as run_classifier_fixtures
 from tests.finetuning.test_run_classifier import Task
@@ -117,7 +117,7 @@ def test_training_on_batches_of_many_lengths_and_loops_of_two_lengths_traces_the
     model = fixture.model()
     # Epochs of 4 steps in loops of 3: each epoch is a loop of 3, then one of 1.
     run = fixture.run(model, epochs=3, iterations_per_loop=3, log_steps=3, save_checkpoints_steps=3)
-    dataset_fn = train_dataset_fn(fixture.features["train"], 4, fixture.seed, bucket_width=2)
+    dataset_fn = train_records(fixture.features["train"]).dataset_fn(4, fixture.seed, bucket_width=2)
     lengths = {inputs["input_mask"].shape[-1] for inputs, _ in dataset_fn(0).take(run.schedule.num_train_steps)}
     assert len(lengths) > 1
     run.train(dataset_fn)
@@ -134,7 +134,7 @@ def test_training_with_per_batch_padding_matches_fixed_padding(tmp_path):
         fixture = Task("sst-2", tmp_path / str(width), repeat=2)
         model = fixture.model(head_dropout=False)
         run = fixture.run(model, epochs=2)
-        run.train(train_dataset_fn(fixture.features["train"], 4, fixture.seed, bucket_width=width))
+        run.train(train_records(fixture.features["train"]).dataset_fn(4, fixture.seed, bucket_width=width))
         weights.append([w.numpy() for w in model.weights])
     for fixed, trimmed in zip(*weights):
         np.testing.assert_allclose(trimmed, fixed, rtol=0, atol=1e-5)

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from official_bert import BertClassifier, BertConfig, BertEncoder, distribution, squad
+from official_bert import BertClassifier, BertConfig, BertEncoder, BertSpanLabeler, distribution, squad
 from official_bert.finetuning import FineTuningRun, fine_tuning_schedule
-from official_bert.tasks.squad import SPAN_LOSS_WEIGHTS, span_loss, span_model, squad_train_dataset_fn
+from official_bert.tasks.squad import SPAN_LOSS_WEIGHTS, span_loss, squad_train_records
 from official_bert.tokenization import FullTokenizer
 from official_bert.training import PretrainingRun
 from official_bert.training.monitor import TrainingMonitor
@@ -100,12 +100,12 @@ def test_squad_resumes_exactly_after_a_kill(tmp_path, kill_at):
                                                doc_stride=8, max_query_length=10, version_2_with_negative=False)
         keras.utils.set_random_seed(3)
         with strategy.scope():
-            model = span_model(BertConfig(**{**config, "hidden_dropout_prob": 0.1}))
+            model = BertSpanLabeler(BertEncoder(BertConfig(**{**config, "hidden_dropout_prob": 0.1})))
         schedule = fine_tuning_schedule(features.num_examples, 4, 4.0, 0.1)
         run = FineTuningRun(model, span_loss(), options(output_dir, iterations_per_loop=1, log_steps=1,
                                                         save_checkpoints_steps=4),
                             schedule, strategy, loss_weights=SPAN_LOSS_WEIGHTS)
-        run.train(squad_train_dataset_fn(features.path, features.num_features, 40, 4, seed=3, bucket_width=8))
+        run.train(squad_train_records(features.path, features.num_features, 40).dataset_fn(4, seed=3, bucket_width=8))
         return model, run, features
 
     uninterrupted, run, features = train(str(tmp_path / "straight"))

@@ -14,7 +14,7 @@ from official_bert.classification import best_metric, get_processor, load_or_cre
 from official_bert.finetuning import (BestCheckpoint, FineTuningRun, Predictor, best_checkpoint, fine_tuning_schedule,
                                       load_trained_weights)
 from official_bert.tasks.classification import (classifier_loss, classifier_metrics, classifier_model,
-                                                evaluate_classifier, train_dataset_fn)
+                                                evaluate_classifier, train_records)
 from official_bert.tokenization import FullTokenizer
 from official_bert.training import TrainingOptions
 from official_bert.training.monitor import read_scalars
@@ -151,7 +151,7 @@ class Task:
         keras.utils.set_random_seed(self.seed)
         with self.strategy.scope():
             if head_dropout:
-                return classifier_model(tiny_config(), self.processor)
+                return classifier_model(BertEncoder(tiny_config()), self.processor)
             return BertClassifier(BertEncoder(tiny_config()), self.processor.num_labels, dropout_rate=0.0)
 
     def run(self, model, epochs, **overrides):
@@ -167,7 +167,7 @@ class Task:
 
     def train(self, model, run, callbacks=()):
         best = BestCheckpoint(self.output_dir, self.metric, vocab_file=self.vocab)
-        run.train(train_dataset_fn(self.features["train"], run.options.train_batch_size, self.seed),
+        run.train(train_records(self.features["train"]).dataset_fn(run.options.train_batch_size, self.seed),
                   self.evaluate_fn(model), best, callbacks)
         return best
 
@@ -227,7 +227,7 @@ def test_the_best_epoch_by_the_dev_metric_is_kept(tmp_path):
     run = task.run(model, epochs=3)
     scripted = iter([0.25, 0.75, 0.5])  # the second epoch is best
     best = BestCheckpoint(task.output_dir, "accuracy")
-    run.train(train_dataset_fn(task.features["train"], 4, task.seed), lambda: {"accuracy": next(scripted)}, best)
+    run.train(train_records(task.features["train"]).dataset_fn(4, task.seed), lambda: {"accuracy": next(scripted)}, best)
 
     steps = int(run.schedule.steps_per_epoch)
     assert run.schedule.epoch_ends == (steps, 2 * steps, 3 * steps)  # the sst-2 fixture is whole batches
