@@ -4,15 +4,31 @@ import keras
 import tensorflow as tf
 
 
-def project(x, kernel, bias=None):
-    """x[..., D] · kernel[D, F] (+ bias) as a single 2-D MatMul.
+def project(x, kernel, bias=None, activation=None):
+    """activation(x[..., D] · kernel[D, F] + bias) as a single 2-D MatMul.
 
     Keras's matmul of a [B, T, D] tensor with a [D, F] kernel runs a broadcast batch-matmul, whose kernel
     gradient is B separate matmuls and a Sum: profiled at 10–15 % of a BERT training step on CPU.
+    MatMul, BiasAdd and the activation follow each other on the 2-D tensor with nothing in between (the reshape
+    comes last), the pattern grappler's remapper fuses into one `_FusedMatMul` kernel (the GELUs of
+    `layers/activations.py` too, under oneDNN).
+
+    Args:
+        x: [..., D] input.
+        kernel: [D, F] weights.
+        bias: optional [F] bias.
+        activation: optional element-wise function applied last.
+
+    Example:
+    >>> import numpy as np
+    >>> project(np.ones((2, 3, 4), "float32"), np.ones((4, 5), "float32"), np.ones(5, "float32")).shape
+    TensorShape([2, 3, 5])
     """
     out = tf.matmul(tf.reshape(x, [-1, tf.shape(x)[-1]]), kernel)
     if bias is not None:
         out = tf.nn.bias_add(out, bias)
+    if activation is not None:
+        out = activation(out)
     return tf.reshape(out, tf.concat([tf.shape(x)[:-1], tf.shape(kernel)[-1:]], axis=0))
 
 
@@ -45,8 +61,7 @@ class TokenDense(keras.layers.Layer):
         self.bias = self.add_weight(shape=(self.units,), initializer="zeros", name="bias")
 
     def call(self, x):
-        out = project(x, self.kernel, self.bias)
-        return out if self.activation is None else self.activation(out)
+        return project(x, self.kernel, self.bias, self.activation)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[:-1]) + (self.units,)

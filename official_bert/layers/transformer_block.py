@@ -17,6 +17,11 @@ class TransformerBlock(keras.layers.Layer):
     With `output_positions` (int [B, Q]) only those rows are computed and returned ([B, Q, H]); they still
     attend to every position.
 
+    With `remat`, the block keeps only its input for the backward pass and computes its activations again there
+    (`keras.remat`, i.e. `tf.recompute_grad`): activation memory of one block instead of all of them, for about
+    one more forward pass. The recomputation replays the same dropout masks, so losses and gradients are the
+    same as without.
+
     Args:
         num_heads: attention heads.
         hidden_size: width H.
@@ -26,6 +31,7 @@ class TransformerBlock(keras.layers.Layer):
         attention_dropout_rate: dropout on the attention probabilities.
         initializer_range: stddev of the truncated-normal kernel initializer.
         layer_norm_eps: LayerNorm epsilon.
+        remat: recompute the block's activations in the backward pass instead of keeping them.
 
     Example:
     >>> import numpy as np
@@ -35,8 +41,9 @@ class TransformerBlock(keras.layers.Layer):
     """
 
     def __init__(self, num_heads, hidden_size, intermediate_size, activation="gelu", dropout_rate=0.1,
-                 attention_dropout_rate=0.1, initializer_range=0.02, layer_norm_eps=1e-12, **kwargs):
+                 attention_dropout_rate=0.1, initializer_range=0.02, layer_norm_eps=1e-12, remat=False, **kwargs):
         super().__init__(**kwargs)
+        self.remat = remat
         self.num_heads = num_heads
         self.hidden_size = hidden_size
         self.intermediate_size = intermediate_size
@@ -70,6 +77,22 @@ class TransformerBlock(keras.layers.Layer):
         self.output_layer_norm.build(x_shape)
 
     def call(self, x, attention_bias, output_positions=None, training=None):
+        if not self.remat:
+            return self._forward(x, attention_bias, output_positions, training)
+        # Dropout draws its masks from seed-generator variables that advance at every draw; the recomputation
+        # first puts them back to where they stood before the forward pass, so it draws the same masks.
+        generators = [layer.seed_generator for layer in self._flatten_layers()
+                      if isinstance(layer, keras.layers.Dropout) and getattr(layer, "seed_generator", None)]
+        before = [ops.copy(generator.state.value) for generator in generators]
+
+        def forward(x, attention_bias):
+            for generator, state in zip(generators, before):
+                generator.state.assign(state)
+            return self._forward(x, attention_bias, output_positions, training)
+
+        return keras.remat(forward)(x, attention_bias)
+
+    def _forward(self, x, attention_bias, output_positions, training):
         attention_output = self.attention(x, attention_bias, query_positions=output_positions, training=training)
         attention_output = self.attention_dropout(attention_output, training=training)
         if output_positions is not None:
@@ -88,5 +111,5 @@ class TransformerBlock(keras.layers.Layer):
             num_heads=self.num_heads, hidden_size=self.hidden_size, intermediate_size=self.intermediate_size,
             activation=self.activation, dropout_rate=self.dropout_rate,
             attention_dropout_rate=self.attention_dropout_rate, initializer_range=self.initializer_range,
-            layer_norm_eps=self.layer_norm_eps)
+            layer_norm_eps=self.layer_norm_eps, remat=self.remat)
         return config

@@ -33,6 +33,9 @@ class BertEncoder(keras.Model):
         dtype: optional dtype policy, e.g. "mixed_bfloat16"; defaults to the global policy.
         causal_attention: the left-to-right (causal) attention mask, and pooling of the last real token;
             None: as `config.causal_attention` records (the bert_config.json of an LTR pretraining run).
+        remat: recompute each transformer block's activations in the backward pass instead of keeping them
+            (`TransformerBlock`'s `remat`): less memory for large models and long sequences, same numbers, about
+            one more forward pass of time.
 
     Example:
     >>> import numpy as np
@@ -45,7 +48,7 @@ class BertEncoder(keras.Model):
     ((1, 5, 128), (1, 128), 2)
     """
 
-    def __init__(self, config, dtype=None, causal_attention=None, **kwargs):
+    def __init__(self, config, dtype=None, causal_attention=None, remat=False, **kwargs):
         if isinstance(config, dict):
             config = BertConfig(**config)
         if causal_attention is None:
@@ -67,7 +70,7 @@ class BertEncoder(keras.Model):
             num_heads=config.num_attention_heads, hidden_size=config.hidden_size,
             intermediate_size=config.intermediate_size, activation=config.hidden_act,
             dropout_rate=config.hidden_dropout_prob, attention_dropout_rate=config.attention_probs_dropout_prob,
-            initializer_range=config.initializer_range, layer_norm_eps=config.layer_norm_eps,
+            initializer_range=config.initializer_range, layer_norm_eps=config.layer_norm_eps, remat=remat,
             dtype=dtype, name=f"transformer_layer_{i}") for i in range(config.num_hidden_layers)]
         pooler = keras.layers.Dense(
             config.hidden_size, activation="tanh",
@@ -83,6 +86,7 @@ class BertEncoder(keras.Model):
         self._pooler = pooler
         self.layer_dtype = dtype
         self.causal_attention = causal_attention
+        self.remat = remat
 
     @property
     def transformer_layers(self):
@@ -107,7 +111,8 @@ class BertEncoder(keras.Model):
         return encoder_outputs[-1][:, 1:], pooled
 
     def get_config(self):
-        config = {"config": self.config.to_dict(), "name": self.name, "causal_attention": self.causal_attention}
+        config = {"config": self.config.to_dict(), "name": self.name, "causal_attention": self.causal_attention,
+                  "remat": self.remat}
         if self.layer_dtype is not None:
             config["dtype"] = keras.dtype_policies.serialize(keras.dtype_policies.get(self.layer_dtype))
         return config
