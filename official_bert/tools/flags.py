@@ -88,7 +88,7 @@ def define_finetuning_flags(do_predict_help="Whether to run the model in inferen
 
 def define_shared_flags():
     """Defines --use_tpu, --tpu_name, --tpu_zone, --gcp_project, --master, --num_tpu_cores,
-    --distribution_strategy, --mixed_precision, --jit_compile, --seed and --log_steps."""
+    --distribution_strategy, --mixed_precision, --jit_compile, --remat, --seed and --log_steps."""
     flags.DEFINE_bool("use_tpu", False, "Whether to use TPU (implies --distribution_strategy=tpu).")
     flags.DEFINE_string("tpu_name", None, "The Cloud TPU to use for training: its name or a "
                         "grpc://ip.address.of.tpu:8470 url.")
@@ -105,6 +105,9 @@ def define_shared_flags():
                       "it natively (CPUs with AVX512_BF16 or AMX, GPUs of compute capability 8.0 or more, TPUs), "
                       "float32 elsewhere; fp16 is never chosen for you.")
     flags.DEFINE_bool("jit_compile", False, "Compile the training step with XLA (slower than plain TF on CPUs).")
+    flags.DEFINE_bool("remat", False, "Recompute each transformer block's activations in the backward pass instead "
+                      "of keeping them: less memory for large models and long sequences, the same losses and "
+                      "gradients, about one more forward pass of time.")
     flags.DEFINE_integer("seed", 12345, "Random seed for initialization, dropout and the input order.")
     flags.DEFINE_integer("log_steps", 100, "Steps between progress lines and TensorBoard summaries.")
     flags.DEFINE_bool("deterministic", False, "Make the run bit-for-bit repeatable: TensorFlow's op determinism "

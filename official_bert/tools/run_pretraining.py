@@ -83,7 +83,7 @@ def main():
         iterations_per_loop=FLAGS.iterations_per_loop, max_eval_steps=FLAGS.max_eval_steps,
         optimizer=FLAGS.optimizer, weight_decay_rate=FLAGS.weight_decay_rate,
         gradient_accumulation_steps=FLAGS.gradient_accumulation_steps,
-        mixed_precision=mixed_precision_from_flags(strategy), jit_compile=FLAGS.jit_compile,
+        mixed_precision=mixed_precision_from_flags(strategy), jit_compile=FLAGS.jit_compile, remat=FLAGS.remat,
         use_nsp=FLAGS.objective == "mlm_nsp" and not FLAGS.no_nsp,
         keep_checkpoint_max=FLAGS.keep_checkpoint_max, log_steps=FLAGS.log_steps,
         seed=FLAGS.seed, init_checkpoint=FLAGS.init_checkpoint).validate()

@@ -36,6 +36,8 @@ class TrainingOptions:
         gradient_accumulation_steps: micro-batches whose mean gradient makes one update.
         mixed_precision: None (float32), "bf16" or "fp16" (with dynamic loss scaling).
         jit_compile: compile the training step with XLA (7–13 % slower in float32 and about 2× in bf16 on CPUs).
+        remat: recompute each transformer block's activations in the backward pass (`BertEncoder`'s `remat`):
+            less memory for large models and long sequences, the same losses and gradients, one more forward pass.
         use_nsp: train next-sentence prediction too (False: the paper's "No NSP" ablation).
         keep_checkpoint_max: checkpoints kept; 0 keeps all.
         log_steps: updates between progress lines and TensorBoard summaries.
@@ -64,6 +66,7 @@ class TrainingOptions:
     gradient_accumulation_steps: int = 1
     mixed_precision: str = None
     jit_compile: bool = False
+    remat: bool = False
     use_nsp: bool = True
     keep_checkpoint_max: int = 5
     log_steps: int = 100

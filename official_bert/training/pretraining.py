@@ -72,7 +72,7 @@ class PretrainingRun(TrainingRun):
         keras.utils.set_random_seed(options.seed)
         with strategy.scope():
             encoder = BertEncoder(config, dtype=MIXED_PRECISION_POLICIES.get(options.mixed_precision),
-                                  causal_attention=left_to_right)
+                                  causal_attention=left_to_right, remat=options.remat)
             model = (BertLanguageModel(encoder) if left_to_right
                      else BertPretrainer(encoder, use_nsp=options.use_nsp))
             optimizer = create_optimizer(

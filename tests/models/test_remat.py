@@ -66,3 +66,15 @@ def test_remat_is_kept_in_the_config():
     restored = BertEncoder.from_config(encoder.get_config())
     assert restored.remat and all(block.remat for block in restored.transformer_layers)
     assert not BertEncoder.from_config(BertEncoder(BertConfig.from_preset("tiny", vocab_size=50)).get_config()).remat
+
+
+def test_pretraining_run_builds_remat_blocks(tmp_path):
+    from official_bert import distribution
+    from official_bert.training import TrainingOptions
+    from official_bert.training.pretraining import PretrainingRun
+
+    config = BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32)
+    for remat in (False, True):
+        options = TrainingOptions(str(tmp_path), num_train_steps=10, num_warmup_steps=1, remat=remat)
+        run = PretrainingRun(config, options, distribution.get_strategy("one_device"))
+        assert [block.remat for block in run.model.encoder.transformer_layers] == [remat, remat]
