@@ -1,0 +1,664 @@
+"""An exported SavedModel run over data files: every row in input order, streamed, resumable.
+
+`predict_files` reads CSV, TSV, JSON Lines or plain-text files (`io.table_files`) as rows, calls the SavedModel's
+raw-text signature (`serving_default`) on batches of them, and writes one output row per input row, in input
+order: its id, the columns asked to be kept and the model's answer made readable (`ServedModel`): a classifier's
+label and a probability per label, SQuAD's answer and score, NER's entities, an embedding's vector.
+
+How it stays fast and bounded:
+
+- rows are taken in windows of `window` rows (numbered from the start of the input, whatever the batch size);
+  within a window, rows are sorted by length and cut into batches of `batch_size`, so that a batch's rows are
+  padded to similar lengths, then written back in input order;
+- a reader thread parses the next window and a writer thread formats the last while the model runs (TensorFlow
+  lets go of Python's lock while it computes), with at most two windows waiting at each hand-over, so memory holds
+  a few windows whatever the file's size.
+
+Resuming: the output is written to a partial file beside the final one (`.<name>.partial`, or a local directory
+for a remote output), and after each window a state file records how many input rows and output bytes are
+complete. Rerun with the same inputs, model and settings after a kill, it truncates the partial file to the last
+complete window and continues from the next row: no row is written twice, and since windows start at the same
+rows, the batches and so the bytes are those of an uninterrupted run. The final name appears only when every
+row is written (a rename).
+"""
+
+import collections
+import dataclasses
+import hashlib
+import json
+import os
+import queue
+import tempfile
+import threading
+import time
+
+import numpy as np
+import tensorflow as tf
+
+from official_bert.errors import Error
+from official_bert.export.tflite import saved_model_version
+from official_bert.io.atomic import atomic_path, write_text
+from official_bert.io.files import is_remote
+from official_bert.io.table_files import TableFileError, read_columns, read_rows, table_format
+
+OUTPUT_FORMATS = ("jsonl", "csv")
+ON_ERROR = ("fail", "skip")
+# A pair classifier packs a row whose second text is empty as a single sentence: an empty text_b is no error.
+OPTIONAL_INPUTS = ("text_b",)
+_NER_OUTPUTS = ("entity_type", "entity_text", "entity_start", "entity_end")
+_DECIMALS = 6
+
+
+class PredictionError(Error):
+    """Input that cannot be predicted: a bad flag, a missing column, a bad row under --on_error=fail."""
+
+
+@dataclasses.dataclass(frozen=True)
+class PredictionSummary:
+    """What `predict_files` did.
+
+    Args:
+        rows: input rows read (resumed ones included) ...
+        written: ... rows written to the output ...
+        skipped: ... and rows written to the errors file instead (--on_error=skip).
+        resumed_from: the number of rows a previous, killed run had completed (0 for a fresh run).
+        seconds: this run's time.
+        output_file, errors_file: the outputs (errors_file None without skipped rows).
+    """
+
+    rows: int
+    written: int
+    skipped: int
+    resumed_from: int
+    seconds: float
+    output_file: str
+    errors_file: str = None
+
+
+class ServedModel:
+    """A SavedModel's raw-text signature, called on batches of strings, its outputs turned into readable rows.
+
+    Args:
+        saved_model_dir: a SavedModel, or an export directory (its newest version).
+        signature: the signature to call: every input a string [batch].
+
+    Example:
+    >>> import tempfile
+    >>> module = tf.Module()
+    >>> @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
+    ... def embed(text):
+    ...     return {"embedding": tf.stack([tf.cast(tf.strings.length(text), tf.float32), tf.fill(tf.shape(text), 0.5)],
+    ...                                   axis=1)}
+    >>> module.f = embed
+    >>> path = tempfile.mkdtemp()
+    >>> tf.saved_model.save(module, path, signatures={"serving_default": embed.get_concrete_function()})
+    >>> model = ServedModel(path)
+    >>> model.inputs, model.kind
+    (('text',), 'embedding')
+    >>> model.predict({"text": ["abc", "hello"]})
+    [{'embedding': [3.0, 0.5]}, {'embedding': [5.0, 0.5]}]
+    """
+
+    def __init__(self, saved_model_dir, signature="serving_default"):
+        self.path = saved_model_version(saved_model_dir)
+        self._loaded = _load(self.path)
+        if signature not in self._loaded.signatures:
+            raise PredictionError(f"--signature={signature}: {self.path} has no such signature; it has "
+                                  + (", ".join(sorted(self._loaded.signatures)) or "none"))
+        self._function = self._loaded.signatures[signature]
+        specs = self._function.structured_input_signature[1]
+        for name, spec in sorted(specs.items()):
+            if spec.dtype != tf.string or spec.shape.rank != 1:
+                raise PredictionError(f"--signature={signature}: its input {name} is {spec.dtype.name} "
+                                      f"{spec.shape.as_list()}; bert-predict feeds text, one string per row")
+        self.inputs = tuple(sorted(specs))
+        outputs = self._function.structured_outputs
+        self.kind = ("classifier" if {"label", "probabilities"} <= set(outputs) else
+                     "squad" if {"answer", "score"} <= set(outputs) else
+                     "ner" if set(_NER_OUTPUTS) <= set(outputs) else
+                     "embedding" if set(outputs) == {"embedding"} else
+                     "regression" if set(outputs) == {"score"} else "outputs")
+        self.output_names = tuple(sorted(outputs))
+        self.answer_fields = {"classifier": ("label", "probabilities"), "squad": ("answer", "score", "null_odds"),
+                              "ner": ("entities",), "embedding": ("embedding",),
+                              "regression": ("score",)}.get(self.kind, self.output_names)
+        width = outputs["probabilities"].shape[-1] if self.kind == "classifier" else None
+        self._label_candidates = _string_constants(self.path, width) if width else []
+        self.labels = None
+
+    def predict(self, texts):
+        """{input: [str] * B} → B readable dicts (see the module's docstring), in row order."""
+        outputs = {name: value.numpy() for name, value in self._function(
+            **{name: tf.constant(texts[name], tf.string) for name in self.inputs}).items()}
+        return getattr(self, f"_{self.kind}")(outputs)
+
+    def _classifier(self, out):
+        if self.labels is None:
+            self.labels = self._label_names(out)
+        if self.labels is None:
+            return [{"label": _text(label), "probabilities": _floats(p)}
+                    for label, p in zip(out["label"], out["probabilities"])]
+        return [{"label": _text(label), "probabilities": dict(zip(self.labels, _floats(p)))}
+                for label, p in zip(out["label"], out["probabilities"])]
+
+    def _label_names(self, out):
+        """The label strings in id order: the export's constant of that many strings that names every
+        row's argmax as its label (or None: probabilities are then a list in id order)."""
+        best = np.argmax(out["probabilities"], axis=-1)
+        for candidate in self._label_candidates:
+            if all(candidate[i] == _text(label) for i, label in zip(best, out["label"])):
+                return candidate
+        self._label_candidates = []
+        return None
+
+    @staticmethod
+    def _regression(out):
+        return [{"score": _float(s)} for s in out["score"]]
+
+    @staticmethod
+    def _squad(out):
+        extra = [name for name in ("null_odds",) if name in out]
+        return [{"answer": _text(out["answer"][i]), "score": _float(out["score"][i]),
+                 **{name: _float(out[name][i]) for name in extra}} for i in range(len(out["answer"]))]
+
+    @staticmethod
+    def _ner(out):
+        rows = []
+        for types, texts, starts, ends in zip(*(out[name] for name in _NER_OUTPUTS)):
+            rows.append({"entities": [{"type": _text(t), "text": _text(x), "start": int(s), "end": int(e)}
+                                      for t, x, s, e in zip(types, texts, starts, ends) if t]})
+        return rows
+
+    @staticmethod
+    def _embedding(out):
+        return [{"embedding": _floats(v)} for v in out["embedding"]]
+
+    def _outputs(self, out):
+        size = max(len(v) for v in out.values() if v.ndim)
+        return [{name: _readable(out[name][i] if out[name].ndim and len(out[name]) == size else out[name])
+                 for name in self.output_names} for i in range(size)]
+
+
+def _load(path):
+    try:
+        return tf.saved_model.load(path)
+    except RuntimeError as e:
+        if "Op type not registered" not in str(e):
+            raise PredictionError(f"{path}: cannot load the SavedModel ({str(e).splitlines()[0]})") from None
+    from official_bert.text.tf_text_import import import_tf_text
+
+    import_tf_text(f"{path} (a SavedModel with tensorflow-text ops)")
+    return tf.saved_model.load(path)
+
+
+def _string_constants(path, width):
+    """The rank-1 string constants of `width` strings that a SavedModel's graph captures (a classifier's labels
+    among them), read from saved_model.pb."""
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    saved_model = saved_model_pb2.SavedModel()
+    with tf.io.gfile.GFile(os.path.join(path, "saved_model.pb"), "rb") as f:
+        saved_model.ParseFromString(f.read())
+    found = []
+    for node in saved_model.meta_graphs[0].graph_def.node:
+        if node.op == "Const" and node.attr["dtype"].type == tf.string.as_datatype_enum:
+            shape = [d.size for d in node.attr["value"].tensor.tensor_shape.dim]
+            if shape == [width]:
+                found.append([_text(v) for v in tf.make_ndarray(node.attr["value"].tensor)])
+    return found
+
+
+def _text(value):
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def _float(value):
+    return round(float(value), _DECIMALS)
+
+
+def _floats(values):
+    return [round(v, _DECIMALS) for v in np.asarray(values, np.float64).tolist()]
+
+
+def _readable(value):
+    if isinstance(value, np.ndarray):
+        return [_readable(v) for v in value]
+    if isinstance(value, bytes):
+        return _text(value)
+    if isinstance(value, np.floating):
+        return _float(value)
+    return value.item() if isinstance(value, np.generic) else value
+
+
+# One input row as the pipeline carries it: its place in the input (counted over every file from 0), id, the
+# kept columns, the texts per signature input, or why it cannot be predicted.
+_Row = collections.namedtuple("_Row", ["index", "file", "number", "id", "kept", "texts", "error", "raw"])
+
+
+def input_files(pattern):
+    """The files a glob (or a comma-separated list of globs) matches, sorted, each pattern matching at least one.
+
+    Example:
+    >>> import tempfile
+    >>> work = tempfile.mkdtemp()
+    >>> for name in ("b.csv", "a.csv"):
+    ...     _ = open(os.path.join(work, name), "w").write("text\\nhi\\n")
+    >>> [os.path.basename(p) for p in input_files(os.path.join(work, "*.csv"))]
+    ['a.csv', 'b.csv']
+    """
+    files = []
+    for part in (p.strip() for p in os.fspath(pattern).split(",")):
+        matched = sorted(p for p in tf.io.gfile.glob(part) if not tf.io.gfile.isdir(p)) if part else []
+        if not matched:
+            raise PredictionError(f"--input_file={pattern}: {part or '(empty)'} matches no file")
+        files += [p for p in matched if p not in files]
+    return files
+
+
+def _column_map(model, files, input_format, columns):
+    """input → column: --columns's NAME=COLUMN pairs, else the column of the input's name, else (one input,
+    a file with a 'text' column) 'text'."""
+    mapping = dict(columns or {})
+    unknown = sorted(set(mapping) - set(model.inputs))
+    if unknown:
+        raise PredictionError(f"--columns: the signature has no input {unknown[0]!r}; its inputs: "
+                              f"{', '.join(model.inputs)}")
+    header = read_columns(files[0], input_format)
+    for name in model.inputs:
+        if name not in mapping:
+            mapping[name] = name if name in header or len(model.inputs) > 1 or "text" not in header else "text"
+    for path in files:
+        if table_format(path, input_format) in ("csv", "tsv"):
+            header = read_columns(path, input_format)
+            for name, column in sorted(mapping.items()):
+                if column not in header and name not in OPTIONAL_INPUTS:
+                    raise PredictionError(f"{path}: no column {column!r} for the input {name} (its columns: "
+                                          f"{', '.join(header)}); name it with --columns={name}=COLUMN")
+    return mapping
+
+
+def _rows(files, input_format, mapping, id_column, keep, start):
+    """Yields every input row as a `_Row`, numbered over all files from 0; the first `start` as None (a resumed
+    run skips them, reading them only to find where it was)."""
+    index = 0
+    several = len(files) > 1
+    for path in files:
+        for number, row in read_rows(path, input_format):
+            if index < start:
+                yield None
+                index += 1
+                continue
+            error = None
+            texts = {}
+            for name, column in mapping.items():
+                value = row.get(column)
+                if value is None and name in OPTIONAL_INPUTS:
+                    value = ""
+                if value is None:
+                    error = f"no column {column!r} (for the input {name})"
+                elif not isinstance(value, str):
+                    error = f"the column {column!r} holds {type(value).__name__} {json.dumps(value)[:40]}, not text"
+                elif not value.strip() and name not in OPTIONAL_INPUTS:
+                    error = f"the column {column!r} is empty"
+                if error:
+                    break
+                texts[name] = value
+            if id_column and not error and row.get(id_column) in (None, ""):
+                error = f"no id in the column {id_column!r}"
+            row_id = (row.get(id_column) if id_column else
+                      f"{os.path.basename(path)}:{number}" if several else number)
+            kept = {}
+            for column in keep:
+                if column not in row and not error:
+                    error = f"no column {column!r} (--keep_columns)"
+                kept[column] = row.get(column)
+            yield _Row(index, path, number, row_id, kept, texts, error, row if error else None)
+            index += 1
+
+
+def _windows(rows, size):
+    window = []
+    for row in rows:
+        window.append(row)
+        if len(window) == size:
+            yield window
+            window = []
+    if window:
+        yield window
+
+
+class _Output:
+    """The partial output files of a run and its state; `finish` renames them to the final names."""
+
+    def __init__(self, output_file, errors_file, fingerprint):
+        self.output_file, self.errors_file = output_file, errors_file
+        if is_remote(output_file):
+            key = hashlib.sha1(output_file.encode()).hexdigest()[:16]
+            directory = os.path.join(tempfile.gettempdir(), "official_bert_predict", key)
+        else:
+            directory = os.path.dirname(os.path.abspath(output_file))
+        os.makedirs(directory, exist_ok=True)
+        name = os.path.basename(output_file)
+        self.partial = os.path.join(directory, f".{name}.partial")
+        self.errors_partial = os.path.join(directory, f".{name}.errors.partial")
+        self.state_file = os.path.join(directory, f".{name}.partial.json")
+        self.fingerprint = fingerprint
+        state = self._state()
+        self.rows = state["rows"] if state else 0
+        self.written = state["written"] if state else 0
+        self.skipped = state["skipped"] if state else 0
+        self._out = open(self.partial, "r+b" if state else "wb")
+        self._errors = open(self.errors_partial, "r+b" if state else "wb")
+        if state:
+            self._out.truncate(state["bytes"])
+            self._errors.truncate(state["error_bytes"])
+        self._out.seek(0, os.SEEK_END)
+        self._errors.seek(0, os.SEEK_END)
+
+    def _state(self):
+        """The state a previous run of the same work left, if its files are there to continue."""
+        try:
+            with open(self.state_file, encoding="utf-8") as f:
+                state = json.load(f)
+        except (OSError, ValueError):
+            return None
+        complete = all(os.path.exists(path) and os.path.getsize(path) >= state.get(size, float("inf"))
+                       for path, size in ((self.partial, "bytes"), (self.errors_partial, "error_bytes")))
+        return state if complete and state.get("fingerprint") == self.fingerprint else None
+
+    def write(self, data, errors, rows, written, skipped):
+        """Appends a window's bytes, then records the rows complete (the state after the data: a kill between
+        the two leaves bytes beyond the state, which the next run truncates)."""
+        self._out.write(data)
+        self._errors.write(errors)
+        self._out.flush()
+        self._errors.flush()
+        os.fsync(self._out.fileno())
+        os.fsync(self._errors.fileno())
+        self.rows, self.written, self.skipped = rows, written, skipped
+        write_text(self.state_file, json.dumps({
+            "fingerprint": self.fingerprint, "rows": rows, "written": written, "skipped": skipped,
+            "bytes": self._out.tell(), "error_bytes": self._errors.tell()}))
+
+    def finish(self):
+        """Moves the complete output (and the errors file, if any row was skipped) to their final names."""
+        self._out.close()
+        self._errors.close()
+        _move(self.partial, self.output_file)
+        if self.skipped:
+            _move(self.errors_partial, self.errors_file)
+        else:
+            os.remove(self.errors_partial)
+        os.remove(self.state_file)
+
+    def close(self):
+        self._out.close()
+        self._errors.close()
+
+
+def _move(local, target):
+    if is_remote(target):
+        with atomic_path(target) as tmp:
+            tf.io.gfile.copy(local, tmp, overwrite=True)
+        os.remove(local)
+    else:
+        os.replace(local, target)
+
+
+class _Formatter:
+    """Output rows as bytes: JSON Lines, or CSV with a header of the id, the kept columns and the outputs."""
+
+    def __init__(self, output_format, keep, model):
+        self.output_format, self.keep, self.model = output_format, tuple(keep), model
+        taken = {"id", *model.answer_fields}
+        self.kept_names = tuple(f"input_{c}" if c in taken else c for c in self.keep)
+
+    def header(self):
+        if self.output_format != "csv":
+            return b""
+        return _csv_line(["id", *self.kept_names, *self._output_columns()])
+
+    def _output_columns(self):
+        model = self.model
+        if model.kind == "classifier":
+            return ["label"] + ([f"probability_{label}" for label in model.labels] if model.labels else
+                                ["probabilities"])
+        return {"squad": ["answer", "score"], "ner": ["entities"], "embedding": ["embedding"],
+                "regression": ["score"]}.get(model.kind, list(model.output_names))
+
+    def row(self, row, answer):
+        if self.output_format == "jsonl":
+            kept = {name: row.kept[column] for name, column in zip(self.kept_names, self.keep)}
+            return (json.dumps({"id": row.id, **kept, **answer}, ensure_ascii=False) + "\n").encode("utf-8")
+        values = [row.id, *(row.kept[c] for c in self.keep)]
+        if self.model.kind == "classifier" and self.model.labels:
+            values += [answer["label"], *(answer["probabilities"][label] for label in self.model.labels)]
+        else:
+            values += [answer.get(c) for c in self._output_columns()]
+        return _csv_line(values)
+
+
+def _csv_line(values):
+    import csv
+    import io
+
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerow(
+        [v if isinstance(v, str) else "" if v is None else json.dumps(v, ensure_ascii=False) for v in values])
+    return buffer.getvalue().encode("utf-8")
+
+
+def _error_line(row):
+    return (json.dumps({"file": row.file, "row": row.number, "error": row.error, "input": row.raw},
+                       ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _fingerprint(model, files, settings):
+    stats = []
+    for path in files:
+        stat = tf.io.gfile.stat(path)
+        stats.append([path, stat.length, stat.mtime_nsec])
+    return hashlib.sha1(json.dumps([model.path, stats, settings], sort_keys=True).encode()).hexdigest()
+
+
+def _count_lines(files):
+    """About how many rows the input has (its lines), for the ETA; None for remote files (not read twice)."""
+    if any(is_remote(p) for p in files):
+        return None
+    total = 0
+    for path in files:
+        with open(path, "rb") as f:
+            total += sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+    return total
+
+
+class _Progress:
+    """Progress lines every `every` seconds: rows, rows/s over this run, and the ETA."""
+
+    def __init__(self, report, total, start_rows, every=10.0):
+        self.report, self.total, self.start_rows, self.every = report, total, start_rows, every
+        self.started = self.last = time.monotonic()
+
+    def update(self, rows, final=False):
+        now = time.monotonic()
+        if not final and now - self.last < self.every:
+            return
+        self.last = now
+        done = rows - self.start_rows
+        rate = done / max(now - self.started, 1e-9)
+        line = f"{rows:,} rows, {rate:,.0f} rows/s"
+        if self.total and not final:
+            left = max(self.total - rows, 0)
+            line = f"{rows:,} of ~{self.total:,} rows ({min(rows / self.total, 1):.0%}), {rate:,.0f} rows/s, " + (
+                f"ETA {_duration(left / rate)}" if rate else "ETA ?")
+        self.report(line)
+
+
+def _duration(seconds):
+    seconds = int(seconds)
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def _threaded(items, size=2):
+    """Yields `items`, computed by a thread at most `size` ahead; its exception is raised here."""
+    slots = queue.Queue(size)
+    done = object()
+    stop = threading.Event()
+
+    def produce():
+        try:
+            for item in items:
+                while not stop.is_set():
+                    try:
+                        slots.put(item, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            slots.put(done)
+        except BaseException as e:  # handed to the consumer, which raises it
+            slots.put(e)
+
+    thread = threading.Thread(target=produce, daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = slots.get()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+
+
+def predict_files(saved_model_dir, input_file, output_file, *, input_format=None, output_format=None,
+                  columns=None, id_column=None, keep_columns=(), batch_size=32, window=None, length_batching=True,
+                  on_error="fail", errors_file=None, signature="serving_default", report=print):
+    """Runs a SavedModel's raw-text signature over every row of the input files; see the module's docstring.
+
+    Args:
+        saved_model_dir: a SavedModel, or an export directory (its newest version).
+        input_file: a glob, or comma-separated globs, of CSV / TSV / JSON Lines / text files (`io.table_files`).
+        output_file: the output, JSON Lines or CSV (local or gs://).
+        input_format: one of `io.table_files.FORMATS`, or None to go by each file's extension.
+        output_format: "jsonl" or "csv", or None to go by output_file's extension (.csv, else JSON Lines).
+        columns: {signature input: column}; an input not named reads the column of its own name (or "text",
+            a plain-text file's, for a signature of one input).
+        id_column: the column whose value is a row's id; None: the row's number in its file (`io.table_files`),
+            "FILE:NUMBER" when several files are read.
+        keep_columns: input columns copied to the output; one named like an output field (id, label, ...)
+            is written as input_<name>.
+        batch_size: rows per call of the model.
+        window: rows sorted by length together (None: 32 batches); the resume granularity too.
+        length_batching: sort a window's rows by length (False: batches in input order).
+        on_error: "fail" stops at the first bad row (a missing column, an empty text) naming it; "skip" writes
+            it to errors_file and goes on.
+        errors_file: where skipped rows go (None: output_file + ".errors.jsonl").
+        signature: the signature to call.
+        report: called with each progress line.
+
+    Returns a `PredictionSummary`.
+
+    Example:
+    >>> import tempfile
+    >>> module = tf.Module()
+    >>> @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
+    ... def length(text):
+    ...     return {"score": tf.cast(tf.strings.length(text), tf.float32)}
+    >>> module.f = length
+    >>> work = tempfile.mkdtemp()
+    >>> tf.saved_model.save(module, work + "/model", signatures={"serving_default": length.get_concrete_function()})
+    >>> _ = open(work + "/in.txt", "w").write("one\\nthree\\n\\nfifteen\\n")
+    >>> summary = predict_files(work + "/model", work + "/in.txt", work + "/out.jsonl", batch_size=2, report=None)
+    >>> print(open(work + "/out.jsonl").read(), end="")
+    {"id": 1, "score": 3.0}
+    {"id": 2, "score": 5.0}
+    {"id": 4, "score": 7.0}
+    """
+    if on_error not in ON_ERROR:
+        raise PredictionError(f"--on_error={on_error}: expected one of {', '.join(ON_ERROR)}")
+    output_format = output_format or ("csv" if os.fspath(output_file).lower().endswith(".csv") else "jsonl")
+    if output_format not in OUTPUT_FORMATS:
+        raise PredictionError(f"--output_format={output_format}: expected one of {', '.join(OUTPUT_FORMATS)}")
+    if batch_size < 1 or (window is not None and window < 1):
+        raise PredictionError(f"--batch_size={batch_size}, --length_window={window}: expected positive numbers")
+    window = window or 32 * batch_size
+    errors_file = errors_file or os.fspath(output_file) + ".errors.jsonl"
+    started = time.monotonic()
+    files = input_files(input_file)
+    try:
+        for path in files:
+            table_format(path, input_format)
+        model = ServedModel(saved_model_dir, signature)
+        mapping = _column_map(model, files, input_format, columns)
+    except TableFileError as e:
+        raise PredictionError(str(e)) from None
+    keep = tuple(keep_columns)
+    settings = dict(input_format=input_format, output_format=output_format, columns=sorted(mapping.items()),
+                    id_column=id_column, keep=keep, batch_size=batch_size, window=window,
+                    length_batching=length_batching, on_error=on_error, signature=signature)
+    output = _Output(os.fspath(output_file), errors_file, _fingerprint(model, files, settings))
+    resumed_from = output.rows
+    formatter = _Formatter(output_format, keep, model)
+    progress = _Progress(report, _count_lines(files), resumed_from) if report else None
+    if resumed_from and report:
+        report(f"resuming after row {resumed_from:,} (a previous run's {output.written:,} rows are kept)")
+
+    def predicted():
+        """(window, answers) for each window, the model run on its rows by batches of similar length."""
+        rows = (row for row in _rows(files, input_format, mapping, id_column, keep, resumed_from) if row)
+        for rows_of_window in _threaded(_windows(rows, window)):
+            good = [i for i, row in enumerate(rows_of_window) if not row.error]
+            if on_error == "fail" and len(good) < len(rows_of_window):
+                bad = rows_of_window[next(i for i, row in enumerate(rows_of_window) if row.error)]
+                raise PredictionError(f"{bad.file}, row {bad.number}: {bad.error} (--on_error=skip writes such "
+                                      "rows to a side file and goes on)")
+            if length_batching:
+                good.sort(key=lambda i: sum(len(t) for t in rows_of_window[i].texts.values()))
+            answers = [None] * len(rows_of_window)
+            for begin in range(0, len(good), batch_size):
+                batch = good[begin:begin + batch_size]
+                texts = {name: [rows_of_window[i].texts[name] for i in batch] for name in model.inputs}
+                for i, answer in zip(batch, model.predict(texts)):
+                    answers[i] = answer
+            yield rows_of_window, answers
+
+    def formatted():
+        """(output bytes, errors bytes, rows, written, skipped) of each window, in input order."""
+        rows, written, skipped = output.rows, output.written, output.skipped
+        first = rows == 0
+        for rows_of_window, answers in _threaded(predicted()):
+            data, errors = [], []
+            if first:
+                data.append(formatter.header())
+                first = False
+            for row, answer in zip(rows_of_window, answers):
+                if row.error:
+                    errors.append(_error_line(row))
+                    skipped += 1
+                else:
+                    data.append(formatter.row(row, answer))
+                    written += 1
+            rows += len(rows_of_window)
+            yield b"".join(data), b"".join(errors), rows, written, skipped
+
+    try:
+        for data, errors, rows, written, skipped in formatted():
+            output.write(data, errors, rows, written, skipped)
+            if progress:
+                progress.update(rows)
+        if output.rows == 0:
+            raise PredictionError(f"--input_file={input_file}: no rows to predict")
+    except BaseException:
+        output.close()
+        raise
+    output.finish()
+    summary = PredictionSummary(output.rows, output.written, output.skipped, resumed_from,
+                                time.monotonic() - started, os.fspath(output_file),
+                                errors_file if output.skipped else None)
+    if progress:
+        progress.update(output.rows, final=True)
+    return summary
