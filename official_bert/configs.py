@@ -245,38 +245,3 @@ class BertConfig:
     @staticmethod
     def preset_names():
         return list(_PRESETS)
-
-
-def resolve_causal_attention(config, flag=None, source="the config", flag_names=("--causal_attention",
-                                                                                  "--nocausal_attention")):
-    """`config` with the left-only constraint decided: what it records, or `flag` (--causal_attention) where it
-    records nothing (a left-to-right model from before the key was written). A flag that contradicts what the
-    config records is refused: fine-tuning an LTR model bidirectionally, or a bidirectional one left-only, is a
-    pre-train/fine-tune mismatch the paper avoids.
-
-    Args:
-        config: a `BertConfig`.
-        flag: --causal_attention: True, False or None (not given).
-        source: the config's file, for the message.
-        flag_names: how the message names the flag set to True and to False.
-
-    Example:
-    >>> ltr = BertConfig.from_preset("tiny", causal_attention=True)
-    >>> resolve_causal_attention(ltr).causal_attention, resolve_causal_attention(ltr, True).causal_attention
-    (True, True)
-    >>> resolve_causal_attention(BertConfig.from_preset("tiny"), True).causal_attention
-    True
-    >>> resolve_causal_attention(ltr, False, "ltr/bert_config.json")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    official_bert.configs.ConfigError: --nocausal_attention contradicts ltr/bert_config.json, which records ...
-    """
-    if flag is None or config.causal_attention is None:
-        return config.replace(causal_attention=bool(config.causal_attention if flag is None else flag) or None)
-    if flag != config.causal_attention:
-        given = flag_names[0] if flag else flag_names[1]
-        recorded = "a left-to-right model (causal_attention: true)" if config.causal_attention else \
-            "a bidirectional model (causal_attention: false)"
-        raise ConfigError(f"{given} contradicts {source}, which records {recorded}: leave the flag out to "
-                          "fine-tune the model as it was pretrained")
-    return config
