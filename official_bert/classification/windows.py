@@ -84,7 +84,7 @@ def document_outputs(feature_file, outputs, labels, is_real_example, pooling="me
     if not feature_file.doc_stride:
         return outputs, labels
     example_index = read_example_indices(feature_file.path)[real]
-    document_labels = np.zeros(feature_file.num_examples, labels.dtype)
+    document_labels = np.zeros((feature_file.num_examples, *labels.shape[1:]), labels.dtype)
     document_labels[example_index] = labels  # every window carries its document's label
     pooled = pool_windows(outputs, example_index, feature_file.num_examples, pooling)
     return pooled.astype(outputs.dtype), document_labels

@@ -34,8 +34,34 @@ def classifier_outputs(label_list):
     return outputs
 
 
+def multi_label_outputs(label_list, thresholds):
+    """The postprocessing of a multi-label classifier's logits: {"logits", "probabilities" (each label's sigmoid),
+    "predicted" (bool: the probability is at least the label's threshold), "labels" (the predicted labels of each
+    row, padded with "" to the longest row's count)}.
+
+    Args:
+        label_list: the label strings in id order.
+        thresholds: each label's decision threshold.
+
+    Example:
+    >>> outputs = multi_label_outputs(["bug", "ui", "login"], [0.5, 0.5, 0.2])(tf.constant([[2.0, -2.0, -1.0]]))
+    >>> outputs["labels"].numpy().tolist(), outputs["predicted"].numpy().tolist()
+    ([[b'bug', b'login']], [[True, False, True]])
+    """
+    labels, thresholds = tf.constant(list(label_list)), tf.constant(list(thresholds), tf.float32)
+
+    def outputs(logits):
+        probabilities = tf.sigmoid(logits)
+        predicted = probabilities >= thresholds
+        names = tf.ragged.boolean_mask(tf.broadcast_to(labels, tf.shape(predicted)), predicted)
+        return {"logits": logits, "probabilities": probabilities, "predicted": predicted,
+                "labels": names.to_tensor(default_value="")}
+
+    return outputs
+
+
 def classifier_serving_spec(tokenizer, seq_length, label_list, *, text_b=False, num_choices=None, doc_stride=0,
-                            window_pooling="mean", pad_to_longest=True):
+                            window_pooling="mean", pad_to_longest=True, thresholds=None):
     """The `ServingSpec` of a sentence (pair) classifier or a multiple-choice model.
 
     The raw-text inputs are `text_a` [batch], plus `text_b` [batch] for sentence-pair tasks, or the endings
@@ -54,6 +80,7 @@ def classifier_serving_spec(tokenizer, seq_length, label_list, *, text_b=False, 
         doc_stride: --doc_stride: 0 truncates long texts, as the original.
         window_pooling: --window_pooling, "mean" or "max".
         pad_to_longest: pad a request to its longest sequence; False pads every one to seq_length.
+        thresholds: a multi-label model's decision threshold per label (`multi_label_outputs`), or None.
 
     Example:
     >>> import os, tempfile
@@ -66,7 +93,7 @@ def classifier_serving_spec(tokenizer, seq_length, label_list, *, text_b=False, 
     """
     tokenizer = tokenizer.layer()
     packer = TextPacker(tokenizer, seq_length, pad_to_longest)
-    postprocess = classifier_outputs(label_list)
+    postprocess = classifier_outputs(label_list) if thresholds is None else multi_label_outputs(label_list, thresholds)
     text = tf.TensorSpec([None], tf.string)
     if doc_stride:
         check_window_pooling(window_pooling)

@@ -171,7 +171,8 @@ def train_records(feature_file):
     Args:
         feature_file: the training set's `FeatureFile`.
     """
-    parse = batch_parser(feature_file.max_seq_length, feature_file.num_choices, feature_file.is_regression)
+    parse = batch_parser(feature_file.max_seq_length, feature_file.num_choices, feature_file.is_regression,
+                         feature_file.multi_hot)
     return TrainingRecords(tf.data.TFRecordDataset(feature_file.path), feature_file.num_records,
                            lambda records: parse(records)[:2])
 

@@ -10,6 +10,12 @@ Tasks: cola, sst-2, mrpc, sts-b (regression), qqp, mnli (dev matched and mismatc
 diagnostic set: --do_predict with --init_checkpoint=<an MNLI run's --output_dir>), xnli (--xnli_language), swag
 (multiple choice), and single / pair (your own data in SST-2's / MRPC's layout, with --label_list).
 
+Your own files instead of --task_name: --train_file, --dev_file, --test_file (CSV or TSV with a header row, or JSON
+Lines), columns by name (--text_a_column, --text_b_column, --label_column, --id_column); single-label, multi-label
+(a JSON list or --label_separator in the label cell, or --multi_label: a threshold per label chosen on dev) or
+--regression; --class_weights=balanced. The label order is saved as labels.json in --output_dir; --do_predict
+writes predictions.jsonl (and predictions.csv for a CSV input): one row per input row, in order, with its id.
+
 As the original, training runs int(examples / train_batch_size * num_train_epochs) steps and --do_eval,
 --do_predict and --export_dir then use the final checkpoint. Outputs in --output_dir: cached features,
 checkpoints, eval_results.txt/.json (the original's eval_accuracy, eval_loss, global_step and loss, plus the task's
@@ -28,9 +34,12 @@ from official_bert.tools import cli  # first: it quiets TensorFlow's C++ start-u
 
 from absl import flags
 
+from official_bert.classification import ClassificationDataError
+from official_bert.classification.own_files import Columns
 from official_bert.classification.tsv_processor import TsvProcessor
 from official_bert.finetuning import run_task
 from official_bert.tasks import ClassificationTask
+from official_bert.tasks.own_files import OwnFilesTask
 from official_bert.tools.flags import (define_export_flags, define_finetuning_flags, define_model_flags,
                                        define_sweep_flags, finetuning_settings_from_flags)
 from official_bert.tools.sweep import sweep_from_flags
@@ -40,7 +49,7 @@ FLAGS = flags.FLAGS
 # The original's flags.
 flags.DEFINE_string("data_dir", None, "The input data dir. Should contain the .tsv files (or other data files) for "
                     "the task.")
-flags.DEFINE_string("task_name", None, "The name of the task to train.")
+flags.DEFINE_string("task_name", None, "The name of the task to train (or give your own files: --train_file, ...).")
 define_model_flags(init_checkpoint_help="Initial checkpoint (usually from a pre-trained BERT model): Google's TF1, "
                    "Hugging Face or ours; a fine-tuning --output_dir means its final (or --keep_best) checkpoint. "
                    "Ignored when --output_dir holds a checkpoint.")
@@ -58,7 +67,8 @@ flags.DEFINE_bool("keep_best", False, "With --do_train and --do_eval: evaluate o
                   "it is reported on, and eval_results.txt says so.")
 flags.DEFINE_string("xnli_language", "zh", "The XNLI language (--task_name=xnli): en, de, zh, ... (the original "
                     "hard-codes zh).")
-flags.DEFINE_string("label_list", None, "The labels of --task_name=single or pair, comma-separated, in id order.")
+flags.DEFINE_string("label_list", None, "The labels of --task_name=single or pair, comma-separated, in id order; for "
+                    "your own files, the labels in id order instead of the training file's, sorted.")
 flags.DEFINE_enum("tsv_first_line", None, ["header", "data"], "The first line of a .tsv file whose layout has a "
                   "header (SST-2's and MRPC's, so single's and pair's too): header: skipped, as the original; data: "
                   "read as an example (a file without the header). Default: skipped, and refused when its label "
@@ -77,9 +87,53 @@ flags.DEFINE_integer("doc_stride", 0, "Long documents: 0 truncates a text longer
                      "(see --window_pooling). Not for multiple choice.", lower_bound=0)
 flags.DEFINE_enum("window_pooling", "mean", ["mean", "max"], "With --doc_stride: a document's logits (or regression "
                   "score) are the mean of its windows', or their elementwise maximum.")
+# Your own files (instead of --task_name).
+flags.DEFINE_string("train_file", None, "Your training file: .csv or .tsv with a header row (read as Python's csv "
+                    "module reads it), or .jsonl / .json (one JSON object per line); instead of --task_name.")
+flags.DEFINE_string("dev_file", None, "Your dev file (--do_eval), as --train_file.")
+flags.DEFINE_string("test_file", None, "Your file to predict (--do_predict), as --train_file; its label column may be "
+                    "missing. One row of predictions.jsonl per row, in order.")
+flags.DEFINE_enum("input_format", None, ["csv", "tsv", "jsonl"], "The files' format; default: from each extension.")
+flags.DEFINE_string("text_a_column", "text", "The column of the text (the first of a pair).")
+flags.DEFINE_string("text_b_column", None, "The column of the second text of a sentence-pair task.")
+flags.DEFINE_string("label_column", "label", "The column of the label: a class, a list of classes (JSON Lines; or a "
+                    "string split by --label_separator), or a number (--regression).")
+flags.DEFINE_string("id_column", None, "The column whose value identifies a row in predictions.jsonl; default: the "
+                    "row number (a CSV file's data rows from 1, a JSON Lines file's line).")
+flags.DEFINE_string("label_separator", None, "Multi-label: split a label cell at this string (e.g. '|').")
+flags.DEFINE_bool("multi_label", False, "Each row has a set of labels (sigmoid outputs, binary cross-entropy); implied "
+                  "by --label_separator or a JSON list in the training file's first label.")
+flags.DEFINE_float("threshold", None, "Multi-label: every label's decision threshold; default: per label, the one "
+                   "that maximises its F1 on the dev set, saved as thresholds.json and used by --do_predict and the "
+                   "export.")
+flags.DEFINE_bool("regression", False, "The labels are numbers: one output, mean squared error; eval_results has "
+                  "Pearson, Spearman and MSE (as STS-B).")
+flags.DEFINE_string("class_weights", None, "balanced: weigh class c's loss by n / (n_classes * count_c), as "
+                    "scikit-learn's 'balanced' (multi-label: each label's positives and negatives likewise); or one "
+                    "weight per label, comma-separated, in label order (multi-label: the positives' weights).")
 
 
-def main():
+def _task():
+    """The task the flags name: your own files, or a --task_name's."""
+    files = {split: FLAGS[f"{split}_file"].value for split in ("train", "dev", "test")}
+    if any(files.values()):
+        if FLAGS.task_name or FLAGS.data_dir:
+            raise ClassificationDataError("give --task_name (with --data_dir) or your own --train_file / --dev_file / "
+                                          "--test_file, not both")
+        return OwnFilesTask(files, Columns(FLAGS.text_a_column, FLAGS.text_b_column, FLAGS.label_column,
+                                           FLAGS.id_column), input_format=FLAGS.input_format,
+                            label_list=FLAGS.label_list, multi_label=FLAGS.multi_label,
+                            label_separator=FLAGS.label_separator, regression=FLAGS.regression,
+                            threshold=FLAGS.threshold, class_weights=FLAGS.class_weights,
+                            freeze_encoder=FLAGS.freeze_encoder, doc_stride=FLAGS.doc_stride,
+                            window_pooling=FLAGS.window_pooling)
+    if not FLAGS.task_name:
+        raise ClassificationDataError("give --task_name (a GLUE task, ...) or your own files: --train_file, "
+                                      "--dev_file, --test_file")
+    own = [f"--{name}" for name in ("input_format", "id_column", "text_b_column", "label_separator", "multi_label",
+                                    "threshold", "regression", "class_weights") if FLAGS[name].present]
+    if own:
+        raise ClassificationDataError(f"{own[0]} is for your own files (--train_file, ...), not --task_name")
     task = ClassificationTask(FLAGS.task_name, FLAGS.data_dir, label_list=FLAGS.label_list,
                               xnli_language=FLAGS.xnli_language, use_tfds=FLAGS.use_tfds,
                               tfds_data_dir=FLAGS.tfds_data_dir, freeze_encoder=FLAGS.freeze_encoder,
@@ -88,12 +142,16 @@ def main():
         if not isinstance(task.processor, TsvProcessor):
             cli.fail(f"--tsv_first_line is for tasks read from .tsv files, not --task_name={FLAGS.task_name}")
         task.processor.first_line = FLAGS.tsv_first_line
-    run_task(task, finetuning_settings_from_flags(sweep_from_flags()), watch=cli.watch)
+    return task
+
+
+def main():
+    run_task(_task(), finetuning_settings_from_flags(sweep_from_flags()), watch=cli.watch)
 
 
 def run():
     """The tool as a command (`python run_classifier.py`, or the console script `bert-run-classifier`)."""
-    cli.run(main, required_flags=["task_name", "bert_config_file", "output_dir"])
+    cli.run(main, required_flags=["bert_config_file", "output_dir"])
 
 
 if __name__ == "__main__":
