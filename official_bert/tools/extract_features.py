@@ -26,10 +26,11 @@ from absl import flags
 from official_bert import BertConfig, BertEncoder
 from official_bert.checkpoints import load_checkpoint, resolve_causal_attention
 from official_bert.export.embedding import export_embedding
+from official_bert.export.precision import model_in_precision, resolve_export_precision
 from official_bert.export.tfhub import export_tfhub
 from official_bert.features import (DTYPES, OUTPUT_FORMATS, POOLINGS, FeatureError, FeatureExtractor,
                                     Progress, open_writer, parse_layers, read_inputs, tokenize_input)
-from official_bert.tools.flags import define_model_flags, tokenizer_spec_from_flags
+from official_bert.tools.flags import define_export_precision_flag, define_model_flags, tokenizer_spec_from_flags
 
 FLAGS = flags.FLAGS
 
@@ -55,6 +56,7 @@ flags.DEFINE_enum("pooling", "none", ("none", *POOLINGS), "none: every token's v
 flags.DEFINE_bool("normalize", False, "L2-normalise each pooled vector (with --pooling).")
 flags.DEFINE_string("export_dir", None, "Export a sentence-embedding SavedModel (raw `text` → `embedding`, the "
                     "--pooling vectors of --layers side by side) as a new version <export_dir>/<n>/.")
+define_export_precision_flag()  # of the --export_dir SavedModel; the TF Hub encoder stays float32, as Model Garden's
 flags.DEFINE_string("export_tfhub_dir", None, "Export the TF Hub pair <dir>/preprocess (raw text → encoder inputs "
                     "of --max_seq_length) and <dir>/encoder (→ pooled_output, sequence_output, encoder_outputs).")
 
@@ -103,8 +105,9 @@ def main():
 
     # Exports.
     if FLAGS.export_dir:
-        path = export_embedding(FLAGS.export_dir, encoder, tokenizer_spec, FLAGS.max_seq_length, layers,
-                                pooling, FLAGS.normalize)
+        precision = resolve_export_precision(FLAGS.export_precision)
+        path = export_embedding(FLAGS.export_dir, model_in_precision(encoder, precision), tokenizer_spec,
+                                FLAGS.max_seq_length, layers, pooling, FLAGS.normalize)
         print(f"exported the sentence-embedding SavedModel to {path}")
     if FLAGS.export_tfhub_dir:
         paths = export_tfhub(FLAGS.export_tfhub_dir, encoder, tokenizer_spec, FLAGS.max_seq_length)
