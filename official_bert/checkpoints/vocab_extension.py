@@ -6,9 +6,11 @@ masked-LM output bias grow, and so does `vocab_size`). Its embedding row, and it
 checkpoint has the head, start at the mean of those of the pieces the old vocabulary split it into.
 
 What stays the same: every old token keeps its id; a text none of whose words begins with a new word tokenizes to the
-same ids, so the encoder's outputs and the masked-LM logits over the old entries are bit for bit those of the old
-checkpoint. (A word that begins with a new word can change: WordPiece takes the longest vocabulary entry that starts
-a word, so after adding "covid", "covidiot" starts with "covid" instead of the pieces it started with before.)
+same ids, so the encoder's outputs are bit for bit those of the old checkpoint, and so are the masked-LM logits over
+the old entries in mode "unused" (in mode "append" they agree to float32 rounding: a wider output matrix changes how
+the matrix product blocks its sums). A word that begins with a new word can change: WordPiece takes the longest
+vocabulary entry that starts a word, so after adding "covid", "covidiot" starts with "covid" instead of the pieces it
+started with before.
 """
 
 import dataclasses
@@ -133,7 +135,8 @@ class ExtensionReport:
             lines += [f"  {w.word}: {w.count:,} x {len(w.pieces)} pieces ({' '.join(w.pieces)})"
                       for w in self.corpus_words]
         lines += [f"skipped {word!r}: {reason}" for word, reason in plan.skipped]
-        done = f"wrote a {self.format} checkpoint to {self.output_dir}" if self.output_dir else "dry run: nothing written"
+        done = (f"wrote a {self.format} checkpoint to {self.output_dir}" if self.output_dir
+                else "dry run: nothing written")
         lines.append(f"{len(plan.added)} new words, {plan.vocab_size:,} entries in all; {done}")
         lines += [f"  {w.word} -> id {w.id}" + (f" (was {w.replaced})" if w.replaced else "")
                   + f", starts as the mean of {' '.join(w.pieces)}" for w in plan.added]
