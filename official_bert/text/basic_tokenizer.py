@@ -41,6 +41,8 @@ class GraphBasicTokenizer:
         offsets_unit: "BYTE" (offsets into the UTF-8 input) or "UTF8_CHAR" (code point offsets).
         preserved_tokens: `[unused<n>]` tokens kept whole where they stand alone between whitespace (as the
             Python BasicTokenizer's `preserve_unused_tokens` keeps the vocabulary's ones).
+        normalize_unicode: None, or "nfc": compose the cleaned text (Unicode NFC, from this Python's tables) first;
+            a composed character's span is that of the characters it was composed of.
 
     Example:
     >>> words = GraphBasicTokenizer(do_lower_case=True).tokenize(tf.constant(["HeLLo,  Wörld!"])).words
@@ -49,20 +51,30 @@ class GraphBasicTokenizer:
     >>> words = GraphBasicTokenizer(preserved_tokens=["[unused0]"]).tokenize(tf.constant(["a [unused0] [unused1]"]))
     >>> [w.decode() for w in words.words[0].numpy()]
     ['a', '[unused0]', '[', 'unused1', ']']
+    >>> nfc = GraphBasicTokenizer(do_lower_case=False, normalize_unicode="nfc")
+    >>> nfc.tokenize(tf.constant(["cafe\u0301"])).words[0].numpy()[0].decode() == "caf\u00e9"
+    True
     """
 
-    def __init__(self, do_lower_case=True, offsets_unit="BYTE", preserved_tokens=()):
+    def __init__(self, do_lower_case=True, offsets_unit="BYTE", preserved_tokens=(), normalize_unicode=None):
         if offsets_unit not in ("BYTE", "UTF8_CHAR"):
             raise ValueError(f"offsets_unit must be 'BYTE' or 'UTF8_CHAR', got {offsets_unit!r}")
+        if normalize_unicode not in (None, "nfc"):
+            raise ValueError(f"normalize_unicode must be None or 'nfc', got {normalize_unicode!r}")
         self.do_lower_case = do_lower_case
         self.offsets_unit = offsets_unit
         self.preserved_tokens = tuple(preserved_tokens)
+        self.normalize_unicode = normalize_unicode
         flags = tables.code_point_flags()
         self._flags = _CodePointTable(flags[:_BMP], *tables.run_length(flags))
+        if do_lower_case or normalize_unicode:
+            self._combining = _CodePointTable(None, *tables.combining_classes())
         if do_lower_case:
             self._sigma_context = _CodePointTable(None, *tables.final_sigma_context())
-            self._combining = _CodePointTable(None, *tables.combining_classes())
             self._lowercase = tables.lowercase_mapping()
+        if normalize_unicode:
+            self._decomposition = tables.canonical_decomposition()
+            self._compositions = tables.canonical_compositions()
 
     def tokenize(self, text, with_offsets=False):
         """Tokenizes a string tensor [batch] into `Words`."""
@@ -78,6 +90,8 @@ class GraphBasicTokenizer:
             end = start + 1
         chars = _Chars(cp, self._flags.lookup(cp), row, start, end, None)
         chars = chars.drop(_has(chars.flags, tables.REMOVE))
+        if self.normalize_unicode:
+            chars = self._nfc(chars)
         if self.preserved_tokens:
             # Decided on the text as written, before lowercasing: "[UNUSED0]" is not kept, as in Python.
             chars = chars._replace(keep=self._preserved(chars))
@@ -113,24 +127,113 @@ class GraphBasicTokenizer:
         at = tf.where(_has(chars.flags, tables.MAPPED) & ~final_sigma)[:, 0]
         keys, splits, values = (tf.constant(a) for a in self._lowercase)
         index = tf.searchsorted(keys, tf.gather(cp, at))
-        first = tf.gather(splits, index)
-        counts = tf.gather(splits, index + 1) - first
-
-        def one_to_one():
-            return chars._replace(cp=tf.tensor_scatter_nd_update(cp, at[:, None], tf.gather(values, first)))
-
-        def expand():
-            all_counts = tf.tensor_scatter_nd_update(tf.ones_like(cp), at[:, None], counts)
-            all_first = tf.tensor_scatter_nd_update(tf.fill(tf.shape(cp), -1), at[:, None], first)
-            owner = tf.repeat(tf.range(tf.size(cp)), all_counts)
-            within = tf.range(tf.reduce_sum(all_counts)) - tf.gather(tf.cumsum(all_counts, exclusive=True), owner)
-            owner_first = tf.gather(all_first, owner)
-            mapped = tf.where(owner_first >= 0, tf.gather(values, tf.maximum(owner_first, 0) + within),
-                              tf.gather(cp, owner))
-            return chars.gather(owner)._replace(cp=mapped)
-
-        chars = tf.cond(tf.reduce_all(tf.equal(counts, 1)), one_to_one, expand)
+        chars = _replace_by_sequences(chars, cp, at, index, splits, values)
         return chars._replace(flags=self._flags.lookup(chars.cp))
+
+    def _nfc(self, chars):
+        """Unicode NFC: every character replaced by its canonical decomposition, the combining marks put in
+        canonical order, then composed as NFC composes them (a mark not blocked from the run's starter; a starter
+        with the lone starter before it: Hangul, two-part vowels)."""
+        keys, splits, values = (tf.constant(a) for a in self._decomposition)
+        index = tf.minimum(tf.searchsorted(keys, chars.cp), tf.size(keys) - 1)
+        at = tf.where(tf.equal(tf.gather(keys, index), chars.cp))[:, 0]
+        chars = _replace_by_sequences(chars, chars.cp, at, tf.gather(index, at), splits, values)
+        ccc = tf.cast(self._combining.lookup(chars.cp), tf.int64)
+        run = tf.cumsum(tf.cast(tf.equal(ccc, 0) | _row_starts(chars.row), tf.int64)) - 1
+        order = tf.argsort(run * 256 + ccc, stable=True)
+        chars, ccc = chars.gather(order), tf.gather(ccc, order)
+        pairs, composites = (tf.constant(a) for a in self._compositions)
+
+        def compose(first, second):
+            key = first * tables.PAIR_UNIT + second
+            found = tf.minimum(tf.searchsorted(pairs, key), tf.size(pairs) - 1)
+            return tf.where(tf.equal(tf.gather(pairs, found), key), tf.gather(composites, found), -1)
+
+        # First a starter whose run has no marks takes the starter after it (a two-part vowel's halves, Hangul L +
+        # V), before that starter's marks are tried on it, as NFC's left-to-right pass does.
+        chars, ccc = self._compose_first_starters(chars, ccc, compose)
+        run = tf.cumsum(tf.cast(tf.equal(ccc, 0) | _row_starts(chars.row), tf.int64)) - 1
+        n = tf.size(chars.cp, out_type=tf.int64)
+        cp = tf.cast(chars.cp, tf.int64)
+        nruns = tf.reduce_max(tf.concat([run + 1, [0]], 0))
+        run_first = tf.math.unsorted_segment_min(tf.range(n), run, nruns)
+        run_length = tf.math.unsorted_segment_sum(tf.ones_like(run), run, nruns)
+        starter = tf.gather(cp, run_first)
+        has_starter = tf.equal(tf.gather(ccc, run_first), 0)
+
+        def mark(k, starter, last, removed):
+            # The k-th character of each run, a mark: composed with the run's starter unless an uncomposed mark of
+            # its class (or higher: canonical order) stands between them.
+            present = run_length > k
+            at = tf.where(present, run_first + k, 0)
+            composite = compose(starter, tf.gather(cp, at))
+            done = present & has_starter & (last < tf.gather(ccc, at)) & (composite >= 0)
+            removed = tf.tensor_scatter_nd_update(removed, tf.boolean_mask(at, done)[:, None],
+                                                  tf.ones_like(tf.boolean_mask(at, done), tf.bool))
+            return k + 1, tf.where(done, composite, starter), tf.where(present & ~done, tf.gather(ccc, at), last), \
+                removed
+
+        _, starter, last, removed = tf.while_loop(
+            lambda k, *_: k < tf.reduce_max(tf.concat([run_length, [0]], 0)), mark,
+            (tf.constant(1, tf.int64), starter, tf.fill([nruns], tf.constant(-1, tf.int64)), tf.zeros([n], tf.bool)))
+        # A lone starter composed into the lone starter before it (L + V, LV + T), pair by pair from the left.
+        alone = tf.equal(run_length, 1) & has_starter
+        bare = tf.equal(last, -1) & has_starter
+        row = tf.gather(chars.row, run_first)
+        into = tf.range(nruns)  # the run each run's characters end up in
+
+        def candidates(alive, starter):
+            live = tf.where(alive)[:, 0]
+            s, r = tf.gather(starter, live), tf.gather(row, live)
+            composite = compose(s[:-1], s[1:])
+            return live, composite, tf.gather(bare, live[:-1]) & tf.gather(alone, live[1:]) & tf.equal(
+                r[:-1], r[1:]) & (composite >= 0)
+
+        def starters(alive, starter, into, removed):
+            live, composite, candidate = candidates(alive, starter)
+            # A run absorbing its right neighbour stays: its left neighbour waits for the next round.
+            done = candidate & ~tf.concat([[False], candidate], 0)[:tf.size(candidate)]
+            taken, taker = tf.boolean_mask(live[1:], done), tf.boolean_mask(live[:-1], done)
+            starter = tf.tensor_scatter_nd_update(starter, taker[:, None], tf.boolean_mask(composite, done))
+            alive = tf.tensor_scatter_nd_update(alive, taken[:, None], tf.zeros_like(taken, tf.bool))
+            into = tf.tensor_scatter_nd_update(into, taken[:, None], taker)
+            removed = tf.tensor_scatter_nd_update(removed, tf.gather(run_first, taken)[:, None],
+                                                  tf.ones_like(taken, tf.bool))
+            return alive, starter, into, removed
+
+        _, starter, into, removed = tf.while_loop(lambda alive, starter, *_: tf.reduce_any(candidates(alive, starter)[2]),
+                                                  starters, (tf.ones([nruns], tf.bool), starter, into, removed))
+        composed = tf.tensor_scatter_nd_update(cp, run_first[:, None], starter)
+        out = chars._replace(cp=tf.cast(composed, chars.cp.dtype))
+        if chars.start is not None:
+            # A composed character spans what it was composed of (a taken run was taken by a run that stayed).
+            target = tf.where(removed, tf.gather(run_first, tf.gather(into, run)), tf.range(n))
+            out = out._replace(start=tf.math.unsorted_segment_min(chars.start, target, n),
+                               end=tf.math.unsorted_segment_max(chars.end, target, n))
+        out = out.drop(removed)
+        return out._replace(flags=self._flags.lookup(out.cp))
+
+    @staticmethod
+    def _compose_first_starters(chars, ccc, compose):
+        """One round of: a lone starter (no marks after it) and the starter right after it composed into one."""
+        starts = tf.equal(ccc, 0)
+        nxt = tf.concat([tf.range(1, tf.size(ccc, out_type=tf.int64)), [0]], 0)[:tf.size(ccc)]
+        follows = tf.concat([starts[1:], [False]], 0) & tf.equal(tf.gather(chars.row, nxt), chars.row)
+        composite = compose(tf.cast(chars.cp, tf.int64), tf.cast(tf.gather(chars.cp, nxt), tf.int64))
+        candidate = starts & follows & (composite >= 0)
+        previous = tf.concat([[False], candidate[:-1]], 0)[:tf.size(candidate)]
+        done = candidate & ~previous  # a starter taken by the one before it takes none itself this round
+
+        def merge():
+            taken = tf.concat([[False], done[:-1]], 0)
+            cp = tf.where(done, tf.cast(composite, chars.cp.dtype), chars.cp)
+            out = chars._replace(cp=cp)
+            if chars.start is not None:
+                out = out._replace(end=tf.where(done, tf.gather(chars.end, nxt), chars.end))
+            keep = tf.where(~taken)[:, 0]
+            return out.gather(keep), tf.gather(ccc, keep)
+
+        return tf.cond(tf.reduce_any(done), merge, lambda: (chars, ccc))
 
     def _final_sigma(self, chars):
         """True where a capital sigma lowercases to ς (CPython's handle_capital_sigma): the nearest
@@ -212,6 +315,28 @@ class _Chars(collections.namedtuple("_Chars", ["cp", "flags", "row", "start", "e
         def keep():
             return self.gather(tf.where(~mask)[:, 0])
         return tf.cond(tf.reduce_any(mask), keep, lambda: self)
+
+
+def _replace_by_sequences(chars, cp, at, index, splits, values):
+    """`chars` with the code points `cp`, where those at `at` are replaced by the sequences `index` points at:
+    `values[splits[index]:splits[index + 1]]`; each character of a sequence keeps its source's span."""
+    first = tf.gather(splits, index)
+    counts = tf.gather(splits, index + 1) - first
+
+    def one_to_one():
+        return chars._replace(cp=tf.tensor_scatter_nd_update(cp, at[:, None], tf.gather(values, first)))
+
+    def expand():
+        all_counts = tf.tensor_scatter_nd_update(tf.ones_like(cp), at[:, None], counts)
+        all_first = tf.tensor_scatter_nd_update(tf.fill(tf.shape(cp), -1), at[:, None], first)
+        owner = tf.repeat(tf.range(tf.size(cp)), all_counts)
+        within = tf.range(tf.reduce_sum(all_counts)) - tf.gather(tf.cumsum(all_counts, exclusive=True), owner)
+        owner_first = tf.gather(all_first, owner)
+        mapped = tf.where(owner_first >= 0, tf.gather(values, tf.maximum(owner_first, 0) + within),
+                          tf.gather(cp, owner))
+        return chars.gather(owner)._replace(cp=mapped)
+
+    return tf.cond(tf.reduce_all(tf.equal(counts, 1)), one_to_one, expand)
 
 
 def _decode_utf8(text):

@@ -36,6 +36,9 @@ class BertTokenizer(keras.layers.Layer):
         wordpiece: "core" or "tf_text" (needs tensorflow-text).
         preserve_unused_tokens: keep a whitespace-separated `[unused<n>]` of the vocabulary as one token, as
             `FullTokenizer(preserve_unused_tokens=True)` does.
+        normalize_unicode: None, or "nfc": compose the text (Unicode NFC) first, as
+            `FullTokenizer(normalize_unicode="nfc")` does, in core TensorFlow ops (TensorFlow has no normalization
+            op of its own; tensorflow-text's uses ICU's Unicode version, this Python's tables are used instead).
         **kwargs: passed to keras.layers.Layer.
 
     Example:
@@ -49,7 +52,7 @@ class BertTokenizer(keras.layers.Layer):
     """
 
     def __init__(self, vocab_file, do_lower_case=True, tokenize_with_offsets=False, offsets_unit="BYTE",
-                 wordpiece="core", preserve_unused_tokens=False, **kwargs):
+                 wordpiece="core", preserve_unused_tokens=False, normalize_unicode=None, **kwargs):
         super().__init__(**kwargs)
         if wordpiece not in WORDPIECE:
             raise ValueError(f"wordpiece must be one of {', '.join(map(repr, WORDPIECE))}, got {wordpiece!r}")
@@ -59,13 +62,15 @@ class BertTokenizer(keras.layers.Layer):
         self.offsets_unit = offsets_unit
         self.wordpiece = wordpiece
         self.preserve_unused_tokens = preserve_unused_tokens
+        self.normalize_unicode = normalize_unicode
         vocab = tokenization.load_vocab(vocab_file)
         if "[UNK]" not in vocab:
             raise tokenization.VocabError(f"{vocab_file}: vocabulary has no [UNK] token")
         self._special_tokens = special_tokens_dict(vocab)
         self.vocab_file = tf.saved_model.Asset(vocab_file)
         self._basic = GraphBasicTokenizer(do_lower_case, offsets_unit, preserved_tokens=sorted(
-            filter(tokenization.is_unused_token, vocab)) if preserve_unused_tokens else ())
+            filter(tokenization.is_unused_token, vocab)) if preserve_unused_tokens else (),
+            normalize_unicode=normalize_unicode)
         if wordpiece == "core":
             self._wordpiece = CoreWordpiece(vocab, MAX_INPUT_CHARS_PER_WORD)
         else:
@@ -109,4 +114,5 @@ class BertTokenizer(keras.layers.Layer):
     def get_config(self):
         return {**super().get_config(), "vocab_file": self._vocab_path, "do_lower_case": self.do_lower_case,
                 "tokenize_with_offsets": self.tokenize_with_offsets, "offsets_unit": self.offsets_unit,
-                "wordpiece": self.wordpiece, "preserve_unused_tokens": self.preserve_unused_tokens}
+                "wordpiece": self.wordpiece, "preserve_unused_tokens": self.preserve_unused_tokens,
+                "normalize_unicode": self.normalize_unicode}

@@ -19,6 +19,11 @@ from official_bert.errors import Error
 
 
 _UNUSED_TOKEN = re.compile(r"^\[unused\d+\]$")  # what preserve_unused_tokens keeps whole
+NORMALIZATIONS = (None, "nfc")
+
+# Characters seen decomposed (NFD) by cased tokenizers whose vocabulary has them only composed, over the run (this
+# process): composed character → occurrences. `decomposed_text_warning` reports them once, at the run's end.
+_decomposed = collections.Counter()
 
 
 class VocabError(Error):
@@ -33,6 +38,28 @@ def is_unused_token(token):
     (True, False, False)
     """
     return bool(_UNUSED_TOKEN.match(token))
+
+
+def decomposed_text_warning(counts=None):
+    """The end-of-run warning about decomposed text a cased vocabulary has only composed (see `FullTokenizer`'s
+    `normalize_unicode`), or None when there was none.
+
+    Args:
+        counts: composed character → occurrences seen decomposed; None: those the run's tokenizers counted.
+
+    Example:
+    >>> print(decomposed_text_warning(collections.Counter({"é": 3})))  # doctest: +ELLIPSIS
+    3 characters were written decomposed (NFD) that the vocabulary has only composed ('é' 3): their words got ...
+    >>> decomposed_text_warning(collections.Counter()) is None
+    True
+    """
+    counts = _decomposed if counts is None else counts
+    if not counts:
+        return None
+    shown = ", ".join(f"{char!r} {count:,}" for char, count in counts.most_common(5))
+    return (f"{sum(counts.values()):,} characters were written decomposed (NFD) that the vocabulary has only "
+            f"composed ({shown}{', ...' if len(counts) > 5 else ''}): their words got other ids than the composed "
+            "text's, as with the original; --normalize_unicode=nfc composes the text first")
 
 
 def validate_case_matches_checkpoint(do_lower_case, init_checkpoint):
@@ -172,6 +199,9 @@ class FullTokenizer:
         do_lower_case: lowercase and strip accents (must match the checkpoint).
         preserve_unused_tokens: keep a whitespace-separated `[unused<n>]` of the vocabulary as one token, as
             bert-tensorflow 1.0.4's flag of that name (see `BasicTokenizer`).
+        normalize_unicode: None (the original's ids) or "nfc": compose the text (Unicode NFC) before tokenizing, so
+            that decomposed (NFD) text finds a cased vocabulary's composed tokens. Without it a cased tokenizer
+            counts the characters it sees decomposed that the vocabulary has only composed, and warns once.
 
     Example:
     >>> import tempfile, os
@@ -184,17 +214,22 @@ class FullTokenizer:
     [4, 5]
     """
 
-    def __init__(self, vocab_file, do_lower_case=True, preserve_unused_tokens=False):
+    def __init__(self, vocab_file, do_lower_case=True, preserve_unused_tokens=False, normalize_unicode=None):
         self.vocab = load_vocab(vocab_file)
         if "[UNK]" not in self.vocab:
             raise VocabError(f"{vocab_file}: vocabulary has no [UNK] token")
         self.inv_vocab = {v: k for k, v in self.vocab.items()}
         self.do_lower_case = do_lower_case
+        self.normalize_unicode = normalize_unicode
         self.basic_tokenizer = BasicTokenizer(do_lower_case=do_lower_case,
-                                              preserve_unused_tokens=preserve_unused_tokens, vocab=self.vocab)
+                                              preserve_unused_tokens=preserve_unused_tokens, vocab=self.vocab,
+                                              normalize_unicode=normalize_unicode)
         self.wordpiece_tokenizer = WordpieceTokenizer(vocab=self.vocab)
+        self._vocab_chars = None
 
     def tokenize(self, text):
+        if not self.do_lower_case and self.normalize_unicode is None:
+            self._count_decomposed(convert_to_unicode(text))
         split_tokens = []
         for token in self.basic_tokenizer.tokenize(text):
             if self.basic_tokenizer.is_preserved(token):
@@ -209,6 +244,27 @@ class FullTokenizer:
     def convert_ids_to_tokens(self, ids):
         return convert_by_vocab(self.inv_vocab, ids)
 
+    def _count_decomposed(self, text):
+        """Counts the characters of `text` written decomposed whose composed form the vocabulary has while it lacks
+        a part of the decomposition (the original's ids then hold [UNK] or other pieces); warns at the first."""
+        if unicodedata.is_normalized("NFC", text):
+            return
+        if self._vocab_chars is None:
+            self._vocab_chars = {char for token in self.vocab for char in token.removeprefix("##")}
+        for word in text.split():
+            composed = unicodedata.normalize("NFC", word)
+            if composed == word or all(char in self._vocab_chars for char in word):
+                continue
+            for char in composed:
+                if char not in word and char in self._vocab_chars:
+                    if not _decomposed:
+                        logging.warning(
+                            "decomposed (NFD) text: %r (in %r) is written as %s, which the vocabulary has only "
+                            "composed; such words get other ids ([UNK] or other pieces), as with the original. Pass "
+                            "--normalize_unicode=nfc to compose the text first (the count follows at the end)", char,
+                            word, " + ".join(f"U+{ord(c):04X}" for c in unicodedata.normalize("NFD", char)))
+                    _decomposed[char] += 1
+
 
 class BasicTokenizer:
     """Cleans text, splits CJK ideographs and punctuation, optionally lowercases and strips accents.
@@ -218,18 +274,24 @@ class BasicTokenizer:
         preserve_unused_tokens: bert-tensorflow 1.0.4's option: a whitespace-separated token that matches
             `[unused<n>]` and is in `vocab` is kept as it is (not lowercased, not split at its brackets).
         vocab: the tokens that `preserve_unused_tokens` may keep.
+        normalize_unicode: None, or "nfc": compose the cleaned text (Unicode NFC) first.
 
     Example:
     >>> BasicTokenizer(do_lower_case=True).tokenize(" \\tHeLLo!How  \\n Are yoU?  ")
     ['hello', '!', 'how', 'are', 'you', '?']
     >>> BasicTokenizer(preserve_unused_tokens=True, vocab={"[unused0]": 1}).tokenize("a [unused0] [unused1]")
     ['a', '[unused0]', '[', 'unused1', ']']
+    >>> [len(word) for word in BasicTokenizer(False, normalize_unicode="nfc").tokenize("cafe\u0301")]
+    [4]
     """
 
-    def __init__(self, do_lower_case=True, preserve_unused_tokens=False, vocab=()):
+    def __init__(self, do_lower_case=True, preserve_unused_tokens=False, vocab=(), normalize_unicode=None):
+        if normalize_unicode not in NORMALIZATIONS:
+            raise ValueError(f"normalize_unicode must be None or 'nfc', got {normalize_unicode!r}")
         self.do_lower_case = do_lower_case
         self.preserve_unused_tokens = preserve_unused_tokens
         self.vocab = vocab
+        self.normalize_unicode = normalize_unicode
 
     def is_preserved(self, token):
         """True when `preserve_unused_tokens` keeps this whitespace-separated token whole."""
@@ -238,6 +300,9 @@ class BasicTokenizer:
     def tokenize(self, text):
         text = convert_to_unicode(text)
         text = self._clean_text(text)
+        if self.normalize_unicode:
+            # After cleaning, as in the graph: a mark after a removed control character composes with what precedes.
+            text = unicodedata.normalize("NFC", text)
         # Applied to cased and uncased models alike: the multilingual and Chinese models were trained
         # with it, and English text has no CJK characters anyway.
         text = self._tokenize_chinese_chars(text)

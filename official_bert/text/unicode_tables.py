@@ -121,6 +121,46 @@ def lowercase_mapping():
     return np.array(keys, np.int32), np.array(splits, np.int32), np.array(values, np.int32)
 
 
+def canonical_decomposition():
+    """Returns `(keys, splits, values)`: code point `keys[i]` becomes `values[splits[i]:splits[i+1]]`, its NFD, for
+    every code point NFD changes (Hangul syllables included)."""
+    keys, splits, values = [], [0], []
+    for cp in range(MAX_CODE_POINT + 1):
+        if 0xD800 <= cp <= 0xDFFF:
+            continue
+        mapped = unicodedata.normalize("NFD", chr(cp))
+        if mapped != chr(cp):
+            keys.append(cp)
+            values.extend(ord(c) for c in mapped)
+            splits.append(len(values))
+    return np.array(keys, np.int32), np.array(splits, np.int32), np.array(values, np.int32)
+
+
+PAIR_UNIT = 1 << 21  # a pair of code points (a, b) is the key a * PAIR_UNIT + b
+
+
+def canonical_compositions():
+    """Returns `(pairs, composites)`, sorted by pair: NFC composes the code points (a, b) of the key
+    a * PAIR_UNIT + b into the composite: every primary composite (a canonical decomposition into two code points,
+    no composition exclusion) and the Hangul syllables (L + V, LV + T)."""
+    table = {}
+    for cp in range(MAX_CODE_POINT + 1):
+        decomposition = unicodedata.decomposition(chr(cp)) if not 0xD800 <= cp <= 0xDFFF else ""
+        parts = decomposition.split()
+        if len(parts) == 2 and not decomposition.startswith("<"):
+            a, b = (int(part, 16) for part in parts)
+            if unicodedata.normalize("NFC", chr(a) + chr(b)) == chr(cp):
+                table[a * PAIR_UNIT + b] = cp
+    for syllable in range(0xAC00, 0xD7A4):  # Hangul: composed arithmetically, so unicodedata lists no decomposition
+        index = syllable - 0xAC00
+        if index % 28:
+            table[(syllable - index % 28) * PAIR_UNIT + 0x11A7 + index % 28] = syllable
+        else:
+            table[(0x1100 + index // 588) * PAIR_UNIT + 0x1161 + index % 588 // 28] = syllable
+    pairs = np.array(sorted(table), np.int64)
+    return pairs, np.array([table[p] for p in pairs], np.int64)
+
+
 @functools.lru_cache(maxsize=None)
 def combining_classes():
     """Returns `(starts, classes)`, the run-length canonical combining class of every code point."""

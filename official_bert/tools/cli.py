@@ -41,7 +41,7 @@ def run(main, required_flags=()):
         main: the tool, called with no arguments once the flags are parsed.
         required_flags: names of flags that must be given.
     """
-    from absl import app, flags
+    from absl import app, flags, logging
 
     def _main(argv):
         if len(argv) > 1:
@@ -50,6 +50,8 @@ def run(main, required_flags=()):
         try:
             with _held:
                 main()
+            if tokenization.decomposed_text_warning():
+                logging.warning("%s", tokenization.decomposed_text_warning())
         except Error as e:
             fail(str(e))
         except Interrupted as e:
