@@ -31,8 +31,8 @@ def define_model_flags(max_seq_length=128, init_checkpoint_help="Initial checkpo
                        "BERT model): Google's TF1, Hugging Face or ours. Ignored when --output_dir holds a "
                        "checkpoint."):
     """Defines --bert_config_file, --vocab_file, --spm_model_file, --init_checkpoint, --do_lower_case,
-    --preserve_unused_tokens and --max_seq_length (whose default the tool chooses: the original's run_squad.py
-    uses 384)."""
+    --preserve_unused_tokens, --normalize_unicode and --max_seq_length (whose default the tool chooses: the
+    original's run_squad.py uses 384)."""
     flags.DEFINE_string("bert_config_file", None, "The config json file corresponding to the pre-trained BERT "
                         "model. This specifies the model architecture.")
     flags.DEFINE_string("vocab_file", None, "The vocabulary file that the BERT model was trained on.")
@@ -46,6 +46,10 @@ def define_model_flags(max_seq_length=128, init_checkpoint_help="Initial checkpo
                       "words in the vocab (bert-tensorflow 1.0.4: [unused*] tokens stay whole).")
     # Added.
     flags.DEFINE_string("spm_model_file", None, "A SentencePiece model to tokenize with, instead of --vocab_file.")
+    flags.DEFINE_enum("normalize_unicode", None, ["nfc"], "nfc: compose the text (Unicode NFC) before tokenizing, "
+                      "in training and in the export alike, so that decomposed (NFD) text finds a cased vocabulary's "
+                      "composed tokens. Default: the original's ids; a cased run warns, with a count, about "
+                      "decomposed characters its vocabulary has only composed.")
 
 
 def define_finetuning_flags(do_predict_help="Whether to run the model in inference mode on the test set.",
