@@ -81,7 +81,9 @@ def export_saved_model(export_dir, model, spec):
     shape = tuple(spec.input_shape)
 
     def call_model(inputs):
-        return model(inputs, training=False)
+        # Float32 out whatever the model computes in (a bf16 export's heads may answer in bfloat16).
+        return tf.nest.map_structure(lambda t: tf.cast(t, tf.float32) if t.dtype.is_floating else t,
+                                     model(inputs, training=False))
 
     def outputs(inputs):
         return spec.postprocess(call_model(inputs))

@@ -8,6 +8,8 @@ behind `FineTuningTask`, which is handed what this module builds (the tokenizer 
 stream, the export) rather than the flags that make them.
 """
 
+import tempfile
+
 import keras
 from absl import logging
 
@@ -15,7 +17,9 @@ from official_bert import distribution, tokenization
 from official_bert.batch_padding import padding_bucket_width
 from official_bert.checkpoints import causal
 from official_bert.configs import BertConfig
+from official_bert.export.precision import resolve_export_precision
 from official_bert.export.saved_model import export_saved_model
+from official_bert.export.tflite import export_tflite
 from official_bert.finetuning.best import BestCheckpoint, load_trained_weights
 from official_bert.finetuning.predict import Predictor
 from official_bert.finetuning.run import FineTuningRun
@@ -74,7 +78,7 @@ def _run(task, settings, tokenizer, strategy, watch):
     # Model: the task's head on the encoder of the config, in the run's precision.
     keras.utils.set_random_seed(settings.seed)
     with strategy.scope():
-        model = task.build_model(build_encoder(config, mixed_precision))
+        model = task.build_model(build_encoder(config, mixed_precision, settings.remat))
     predictor = Predictor(model, strategy, None if task.per_token_outputs else bucket_width)
 
     # Training; with --keep_best the dev set is evaluated after every epoch and the best checkpoint kept.
@@ -112,14 +116,13 @@ def _run(task, settings, tokenizer, strategy, watch):
             tables[basename] = results
 
     if settings.export_dir and is_chief:
-        path = export_saved_model(settings.export_dir, model, task.serving_spec(tokenizer, settings.max_seq_length))
-        logging.info("exported the model for serving to %s", path)
+        _export(task, model, config, mixed_precision, tokenizer, settings)
     return tables
 
 
-def build_encoder(config, mixed_precision=None):
+def build_encoder(config, mixed_precision=None, remat=False):
     """The `BertEncoder` of `config` (its left-only constraint included) computing in `mixed_precision` (None,
-    "bf16" or "fp16"; the weights stay float32).
+    "bf16" or "fp16"; the weights stay float32), recomputing each block in the backward pass with `remat`.
 
     Example:
     >>> from official_bert import BertConfig
@@ -128,7 +131,35 @@ def build_encoder(config, mixed_precision=None):
     ('mixed_bfloat16', True)
     """
     return BertEncoder(config, dtype=MIXED_PRECISION_POLICIES.get(mixed_precision),
-                       causal_attention=config.causal_attention)
+                       causal_attention=config.causal_attention, remat=remat)
+
+
+def _export(task, model, config, mixed_precision, tokenizer, settings):
+    """Writes the SavedModel version computing in --export_precision (and its LiteRT conversion, from float32)."""
+    precision = resolve_export_precision(settings.export_precision)
+    spec = task.serving_spec(tokenizer, settings.max_seq_length)
+    served = _in_precision(task, model, config, mixed_precision, "bf16" if precision == "bf16" else None)
+    path = export_saved_model(settings.export_dir, served, spec)
+    logging.info("exported the model for serving (computing in %s) to %s", precision, path)
+    if not settings.export_tflite_dir:
+        return
+    # LiteRT's builtin kernels are float32 (its own quantization aside): a bf16 export is converted from a float32
+    # copy of it.
+    with tempfile.TemporaryDirectory() as scratch:
+        source = path if precision == "fp32" else export_saved_model(
+            scratch, _in_precision(task, model, config, mixed_precision, None), spec)
+        written = export_tflite(source, settings.export_tflite_dir, settings.tflite_quantization)
+    logging.info("converted it to LiteRT in %s%s", settings.export_tflite_dir,
+                 f" (no text_model.tflite: {written.text_problem})" if written.text_problem else "")
+
+
+def _in_precision(task, model, config, trained_in, precision):
+    """The trained `model`, or the same task model on an encoder computing in `precision` with its weights."""
+    if precision == trained_in:
+        return model
+    copy = task.build_model(build_encoder(config, precision))
+    copy.set_weights(model.get_weights())
+    return copy
 
 
 def _model_config(settings):

@@ -41,6 +41,7 @@ class FineTuningSettings:
         bucket_by_length: batch training examples of similar lengths together.
         mixed_precision: "auto", "bf16", "fp16" or "fp32".
         jit_compile: compile the training step with XLA.
+        remat: recompute each transformer block's activations in the backward pass (less memory, more time).
         seed: initialization, dropout and input order.
         log_steps: updates between progress lines.
         causal_attention: the left-only constraint of a left-to-right model; None follows the config's
@@ -48,6 +49,10 @@ class FineTuningSettings:
         keep_best: evaluate after every epoch and use the best checkpoint by the task's metric.
         features_dir: where converted features are cached (None: output_dir).
         export_dir: export a SavedModel version there.
+        export_precision: what the export computes in: "auto" (bf16 where this machine computes it natively),
+            "fp32" or "bf16".
+        export_tflite_dir: also convert that export to LiteRT there (model.tflite, text_model.tflite).
+        tflite_quantization: the LiteRT weights: "none", "dynamic_int8" or "float16".
         tokenizer_ops: the exported WordPiece's ops: "core" or "tf_text".
         strategy: () → the tf.distribute strategy (called once, before any other TensorFlow op).
         sweep: a `finetuning.sweep.Sweep` to run first (the best run on dev is then evaluated, predicted and
@@ -83,12 +88,16 @@ class FineTuningSettings:
     bucket_by_length: bool = False
     mixed_precision: str = "auto"
     jit_compile: bool = False
+    remat: bool = False
     seed: int = 12345
     log_steps: int = 100
     causal_attention: Optional[bool] = None
     keep_best: bool = False
     features_dir: Optional[str] = None
     export_dir: Optional[str] = None
+    export_precision: str = "auto"
+    export_tflite_dir: Optional[str] = None
+    tflite_quantization: str = "none"
     tokenizer_ops: str = "core"
     strategy: Optional[Callable] = None
     sweep: Optional[object] = None
@@ -109,6 +118,8 @@ class FineTuningSettings:
             raise TrainingError("at least one of --do_train, --do_eval, --do_predict or --export_dir must be given")
         if not (self.vocab_file or self.spm_model_file):
             raise TrainingError("--vocab_file (or --spm_model_file) is needed: the text is tokenized with it")
+        if self.export_tflite_dir and not self.export_dir:
+            raise TrainingError("--export_tflite_dir converts the SavedModel that --export_dir writes: give both")
         if self.sweep is not None and not (self.do_train and self.do_eval):
             raise TrainingError("a sweep (--sweep, --num_restarts, --seeds or a list of settings) needs --do_train "
                                 "and --do_eval: it chooses on the dev set")

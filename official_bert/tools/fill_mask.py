@@ -18,9 +18,9 @@ from official_bert.tools import cli  # first: it quiets TensorFlow's C++ start-u
 import tensorflow as tf
 from absl import flags
 
-from official_bert import tokenization
 from official_bert.configs import BertConfig, ConfigError
 from official_bert.fill_mask import MASK, FillMaskError, encode_masked_text, load_masked_lm, top_k_fillers
+from official_bert.tools.flags import tokenizer_spec_from_flags
 
 FLAGS = flags.FLAGS
 
@@ -43,7 +43,7 @@ def main():
         cli.fail("no text to fill in: pass --input_file and/or --text")
     cli.check_case(FLAGS.do_lower_case, FLAGS.init_checkpoint)
     texts = _read_texts(FLAGS.input_file, FLAGS.text)
-    tokenizer = tokenization.create_tokenizer(FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case)
+    tokenizer = tokenizer_spec_from_flags().python_tokenizer()
     if MASK not in tokenizer.vocab:
         raise FillMaskError(f"--vocab_file={FLAGS.vocab_file} has no {MASK} token: not a BERT vocabulary?")
     config = BertConfig.from_json_file(FLAGS.bert_config_file)

@@ -171,13 +171,17 @@ def strategy_from_flags():
     return strategy
 
 
+# TokenizerSpec's fields under their flags' names.
+_TOKENIZER_FLAGS = {"vocab_file": "vocab_file", "spm_model_file": "spm_model_file", "do_lower_case": "do_lower_case",
+                    "preserve_unused_tokens": "preserve_unused_tokens", "ops": "tokenizer_ops",
+                    "normalize_unicode": "normalize_unicode"}
+
+
 def tokenizer_spec_from_flags():
     """The `TokenizerSpec` of --vocab_file / --spm_model_file, --do_lower_case, --preserve_unused_tokens,
     --normalize_unicode and --tokenizer_ops (those a tool does not define keep their defaults), checked."""
-    options = {name: FLAGS[name].value for name in ("tokenizer_ops", "normalize_unicode") if name in FLAGS}
-    return TokenizerSpec(FLAGS.vocab_file, FLAGS.spm_model_file, FLAGS.do_lower_case, FLAGS.preserve_unused_tokens,
-                         **{"ops" if name == "tokenizer_ops" else name: value
-                            for name, value in options.items()}).check()
+    return TokenizerSpec(**{field: FLAGS[flag].value for field, flag in _TOKENIZER_FLAGS.items()
+                            if flag in FLAGS}).check()
 
 
 def model_config_from_flags():

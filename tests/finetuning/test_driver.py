@@ -26,6 +26,9 @@ class FakeTask(FineTuningTask):
 
     name, metric = "fake", "accuracy"
 
+    def __init__(self):
+        self.encoders = []
+
     def load(self, settings, tokenizer):
         self.tokenizer = tokenizer
         python = tokenizer.python_tokenizer()
@@ -34,7 +37,7 @@ class FakeTask(FineTuningTask):
         self.labels = np.array([len(row) % 2 for row in rows], np.int32)
 
     def build_model(self, encoder):
-        self.encoder = encoder
+        self.encoders.append(encoder)
         return BertClassifier(encoder, 2)
 
     def loss(self):
@@ -94,11 +97,13 @@ def test_run_level_flags_reach_the_model_the_stream_and_the_served_tokenizer(tmp
                                   preserve_unused_tokens=True, max_seq_length=SEQ_LENGTH, do_train=True,
                                   train_batch_size=4, num_train_epochs=1, length_bucket_width=4,
                                   bucket_by_length=True, mixed_precision="bf16", log_steps=1,
-                                  export_dir=str(tmp_path / "export"))
+                                  export_dir=str(tmp_path / "export"), export_precision="fp32",
+                                  export_tflite_dir=str(tmp_path / "lite"))
     run_task(task, settings)
 
-    # The model: the encoder computes in --mixed_precision.
-    assert task.encoder.get_layer("pooler").dtype_policy.name == "mixed_bfloat16"
+    # The model: the encoder computes in --mixed_precision; the export's, in --export_precision.
+    assert [encoder.get_layer("pooler").dtype_policy.name for encoder in task.encoders] == ["mixed_bfloat16",
+                                                                                            "float32"]
     # The stream: per-batch padding to a multiple of 4, length buckets.
     assert streams == [(4, True)]
     widths = {int(inputs["input_mask"].shape[1]) for inputs, _ in dataset_fn(task.train_records(), 4, 1, 4, True)(0)
@@ -109,6 +114,8 @@ def test_run_level_flags_reach_the_model_the_stream_and_the_served_tokenizer(tmp
     # The served tokenizer: the same ids from raw text.
     served = tf.saved_model.load(str(tmp_path / "export" / "1")).signatures["serving_default"]
     assert served(text=tf.constant(["a Hi [unused0]"]))["input_word_ids"].numpy().tolist() == [[2, 12, 7, 5, 3]]
+    # --export_tflite_dir: the export, converted.
+    assert (tmp_path / "lite" / "model.tflite").read_bytes()[4:8] == b"TFL3"
 
 
 def test_the_spec_is_checked_before_anything_is_written(tmp_path, model_files):
