@@ -12,6 +12,7 @@ from official_bert.classification.errors import ClassificationDataError
 from official_bert.classification.features import convert_example_windows, padding_features
 from official_bert.classification.records import serialize_features
 from official_bert.io import atomic_path, write_text
+from official_bert.text.tokenizers import tokenizer_options
 
 # Bump when the conversion or the record format changes, so that old caches are not reused.
 # 2: every record carries its example_index.
@@ -118,11 +119,14 @@ def cache_key(processor, split, tokenizer, tokenizer_file, do_lower_case, max_se
     False
     >>> key == cache_key(processor, "dev", tokenizer, vocab, True, 128, doc_stride=64)
     False
+    >>> key == cache_key(processor, "dev", FullTokenizer(vocab, preserve_unused_tokens=True), vocab, True, 128)
+    False
     """
     ingredients = {
         "format": CACHE_FORMAT, "split": split, "processor": processor.cache_settings(),
         "data_files": _file_stats(processor.data_files(split)),
         "tokenizer": f"{type(tokenizer).__module__}.{type(tokenizer).__qualname__}",
+        "tokenizer_options": tokenizer_options(tokenizer),
         "tokenizer_file": _sha256(tokenizer_file), "do_lower_case": bool(do_lower_case),
         "max_seq_length": max_seq_length, "pad_to_multiple_of": pad_to_multiple_of, "doc_stride": doc_stride,
     }

@@ -13,6 +13,7 @@ from absl import logging
 
 from official_bert.io import atomic_path
 from official_bert.ner.features import convert_sentences_to_features, feature_arrays
+from official_bert.text.tokenizers import tokenizer_options
 
 # Bump when the windows' content or layout changes, so that old caches are not reused.
 _FORMAT_VERSION = 1
@@ -102,6 +103,7 @@ def _cache_key(sentences, tokenizer, label_map, max_seq_length, doc_stride, docu
     basic = getattr(tokenizer, "basic_tokenizer", None)
     key = {"format": _FORMAT_VERSION, "data": data_hash.hexdigest(), "vocab": vocab_hash,
            "tokenizer": type(tokenizer).__name__, "do_lower_case": tokenizer.do_lower_case,
+           "tokenizer_options": tokenizer_options(tokenizer),
            "preserve_unused_tokens": bool(getattr(basic, "preserve_unused_tokens", False)),
            "labels": list(label_map.labels), "max_seq_length": max_seq_length, "doc_stride": doc_stride,
            "document_context": bool(document_context)}

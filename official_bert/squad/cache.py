@@ -14,6 +14,7 @@ from official_bert.squad.errors import SquadError
 from official_bert.squad.examples import read_squad_examples
 from official_bert.squad.features import check_lengths, convert_examples_to_features
 from official_bert.squad.records import write_feature_records
+from official_bert.text.tokenizers import tokenizer_options
 
 # Bump when the features' content or layout changes, so that old caches are not reused.
 _FORMAT_VERSION = 1
@@ -108,6 +109,7 @@ def _cache_key(input_file, tokenizer, max_seq_length, doc_stride, max_query_leng
     vocab_hash = hashlib.sha256("\n".join(tokenizer.vocab).encode("utf-8")).hexdigest()
     key = {"format": _FORMAT_VERSION, "data": data_hash.hexdigest(), "vocab": vocab_hash,
            "tokenizer": type(tokenizer).__name__, "do_lower_case": tokenizer.do_lower_case,
+           "tokenizer_options": tokenizer_options(tokenizer),
            "max_seq_length": max_seq_length, "doc_stride": doc_stride, "max_query_length": max_query_length,
            "version_2_with_negative": version_2_with_negative, "seed": seed}
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode("utf-8")).hexdigest()[:16]

@@ -31,3 +31,19 @@ def create_tokenizer(vocab_file=None, spm_model_file=None, do_lower_case=True, p
                               normalize_unicode=normalize_unicode)
     check_special_tokens(tokenizer.vocab, vocab_file)
     return tokenizer
+
+
+def tokenizer_options(tokenizer):
+    """What besides its class, vocabulary and casing changes a Python tokenizer's ids: the feature caches key on it,
+    so that features made under other options are never reused.
+
+    Example:
+    >>> import os, tempfile
+    >>> vocab = os.path.join(tempfile.mkdtemp(), "vocab.txt")
+    >>> _ = open(vocab, "w").write("[UNK]\\n[CLS]\\n[SEP]\\n")
+    >>> tokenizer_options(FullTokenizer(vocab, preserve_unused_tokens=True))
+    {'normalize_unicode': None, 'preserve_unused_tokens': True}
+    """
+    basic = getattr(tokenizer, "basic_tokenizer", None)
+    return {"normalize_unicode": getattr(tokenizer, "normalize_unicode", None),
+            "preserve_unused_tokens": bool(getattr(basic, "preserve_unused_tokens", False))}
