@@ -19,6 +19,10 @@ _EXPORTS = {
     "load_checkpoint": "official_bert.checkpoints",
     "save_checkpoint": "official_bert.checkpoints",
     "create_optimizer": "official_bert.optimization",
+    "MaskedLM": "official_bert.keras_models",
+    "TextClassifier": "official_bert.keras_models",
+    "TextEmbedder": "official_bert.keras_models",
+    "TextPreprocessor": "official_bert.keras_models",
 }
 
 __all__ = sorted(_EXPORTS)

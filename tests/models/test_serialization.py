@@ -18,6 +18,7 @@ from official_bert import (BertClassifier, BertConfig, BertEncoder, BertMultiple
 from official_bert.layers import BertEmbeddings, MultiHeadSelfAttention, TransformerBlock
 from official_bert.layers.dense import TokenDense
 from official_bert.features.pooling import SentencePooling
+from official_bert.keras_models import MaskedLM, TextClassifier, TextEmbedder, TextPreprocessor
 from official_bert.models.bert_language_model import BertLanguageModel
 from official_bert.models.bert_multiple_choice import FoldChoices
 from official_bert.text import BertPackInputs, BertTokenizer
@@ -80,6 +81,8 @@ LAYERS = {
     "GraphSentencePieceTokenizer": _sentencepiece_tokenizer,
     "SentencePooling": lambda tmp_path: (SentencePooling("mean", normalize=True),
                                          (np.ones((B, T, H), "float32"), encoder_inputs()["input_mask"])),
+    "TextPreprocessor": lambda tmp_path: (TextPreprocessor(VOCAB, sequence_length=8),
+                                          ((np.array(["The cats sat", "a dog"]), np.array(["the dog", ""])),)),
 }
 MODELS = {
     "BertEncoder": lambda: (BertEncoder(tiny_config()), encoder_inputs()),
@@ -91,6 +94,12 @@ MODELS = {
                                {**encoder_inputs(), "masked_lm_positions": np.array([[1, 2], [0, 3]], "int32")}),
     "BertLanguageModel": lambda: (BertLanguageModel(BertEncoder(tiny_config(), causal_attention=True)),
                                   encoder_inputs()),
+    "TextClassifier": lambda: (TextClassifier(BertEncoder(tiny_config()), TextPreprocessor(VOCAB), 3,
+                                              label_list=["a", "b", "c"]), encoder_inputs()),
+    "TextEmbedder": lambda: (TextEmbedder(BertEncoder(tiny_config()), TextPreprocessor(VOCAB), pooling="max"),
+                             encoder_inputs()),
+    "MaskedLM": lambda: (MaskedLM(BertEncoder(tiny_config()), TextPreprocessor(VOCAB)),
+                         {**encoder_inputs(), "masked_lm_positions": np.array([[1, 2], [0, 3]], "int32")}),
 }
 # Registered objects that are not layers or models, covered by their own tests: the optimizers and the schedule
 # (test_optimization.py), the NER token accuracy (test_run_ner.py), the GELU functions (test_model.py); and

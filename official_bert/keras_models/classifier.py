@@ -1,0 +1,202 @@
+"""`TextClassifier`: a `BertClassifier` that takes text — single sentences or pairs; one label, several labels, or a
+score — with `from_checkpoint`, the paper's `compile`, one `.keras` file with its tokenizer, and `export`."""
+
+import keras
+import numpy as np
+
+from official_bert.checkpoints import load_checkpoint, save_checkpoint
+from official_bert.export.classifier import export_classifier
+from official_bert.keras_models import text_model
+from official_bert.keras_models.preprocessor import TextPreprocessor
+from official_bert.models.bert_classifier import BertClassifier
+
+# The Google name of the classifier's kernel, [num_classes, hidden] (the original run_classifier.py's).
+_HEAD = "output_weights"
+
+
+@keras.saving.register_keras_serializable(package="official_bert")
+class TextClassifier(text_model.TextModelMixin, BertClassifier):
+    """Classifies texts, or sentence pairs, with a fine-tuned BERT: the original run_classifier.py's model
+    (dropout + Dense on the pooled [CLS] output) behind a `TextPreprocessor`.
+
+    Three kinds, by `num_classes` and `multi_label`: one label of num_classes (softmax cross-entropy, accuracy),
+    any number of num_classes labels (`multi_label=True`: a sigmoid per label, binary cross-entropy, a label is
+    on where its probability reaches its threshold), or a score (`num_classes=1`: regression, mean squared error,
+    Pearson correlation). `predict` returns the logits (the score for regression), as Keras's classifiers do;
+    `classify` the labels.
+
+    `fit`, `evaluate` and `predict` take texts (see `text_model.TextModelMixin`); y holds label ids or names
+    (from `label_list`), [N, num_classes] 0/1 rows for multi-label, numbers for regression. The weights are
+    `BertClassifier`'s: `save_checkpoint` writes a valid run_classifier.py --init_checkpoint, and a
+    run_classifier.py output directory loads with `from_checkpoint`.
+
+    Args:
+        encoder: a `BertEncoder`.
+        preprocessor: a `TextPreprocessor` (or its config).
+        num_classes: labels (1: regression).
+        label_list: the label names in id order; default "0", "1", ...
+        multi_label: several labels per text.
+        thresholds: multi-label: the probability at which each label is on (one number for all); default 0.5.
+        dropout_rate: dropout before the output layer.
+        **kwargs: passed to `BertClassifier` (e.g. `name`).
+
+    Example:
+    >>> from official_bert import BertConfig, BertEncoder
+    >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "good", "bad", "film"]
+    >>> model = TextClassifier(BertEncoder(BertConfig.from_preset("tiny", vocab_size=7, num_hidden_layers=1)),
+    ...                        TextPreprocessor(vocab, sequence_length=16), 2, label_list=["neg", "pos"])
+    >>> history = model.fit(["good film", "bad film"] * 8, ["pos", "neg"] * 8, epochs=1, verbose=0)
+    >>> model.predict(["good film", "a bad film"], verbose=0).shape
+    (2, 2)
+    >>> [label in ("neg", "pos") for label in model.classify(["good film"])]
+    [True]
+    """
+
+    def __init__(self, encoder, preprocessor, num_classes, label_list=None, multi_label=False, thresholds=None,
+                 dropout_rate=0.1, **kwargs):
+        super().__init__(encoder, num_classes, dropout_rate=dropout_rate, name=kwargs.pop("name", "text_classifier"),
+                         **kwargs)
+        if isinstance(preprocessor, dict):
+            preprocessor = keras.saving.deserialize_keras_object(preprocessor)
+        if label_list is not None and len(label_list) != num_classes:
+            raise ValueError(f"label_list has {len(label_list)} labels, num_classes={num_classes}")
+        if multi_label and num_classes < 2:
+            raise ValueError("multi_label needs num_classes >= 2 (num_classes=1 is regression)")
+        self.preprocessor = preprocessor
+        self.label_list = None if label_list is None else [str(label) for label in label_list]
+        self.multi_label = multi_label
+        self.thresholds = thresholds
+        self.compile()
+
+    @property
+    def labels(self):
+        """The label names in id order ("0", "1", ... without a label_list); None for regression."""
+        if self.num_classes == 1:
+            return None
+        return self.label_list or [str(i) for i in range(self.num_classes)]
+
+    @classmethod
+    def from_checkpoint(cls, path, num_classes=None, label_list=None, *, config=None, vocab_file=None,
+                        spm_model_file=None, do_lower_case=None, preserve_unused_tokens=False, sequence_length=128,
+                        multi_label=False, thresholds=None, dtype=None, **kwargs):
+        """A `TextClassifier` with a checkpoint's weights: the encoder always, the classifier head where the
+        checkpoint has one (a run_classifier.py output directory, a Hugging Face BertForSequenceClassification, a
+        fine-tuned Google checkpoint); a new head (num_classes needed) otherwise.
+
+        Args:
+            path: a Google TF1, Hugging Face or official_bert checkpoint (see `load_checkpoint`).
+            num_classes: default: the checkpoint head's, or len(label_list).
+            label_list: default: a Hugging Face config's id2label.
+            config, vocab_file, spm_model_file, do_lower_case, preserve_unused_tokens, sequence_length, dtype: see
+                `text_model.from_checkpoint_parts`.
+            multi_label, thresholds: as for the constructor.
+            **kwargs: passed to the constructor.
+
+        Example:
+        >>> import tempfile
+        >>> from official_bert import BertConfig, BertEncoder
+        >>> work = tempfile.TemporaryDirectory()
+        >>> vocab = work.name + "/words.txt"
+        >>> _ = open(vocab, "w").write("[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\nhi\\n")
+        >>> _ = save_checkpoint(BertEncoder(BertConfig.from_preset("tiny", vocab_size=5)), work.name, "google",
+        ...                     vocab_file=vocab)
+        >>> TextClassifier.from_checkpoint(work.name, 3).predict(["hi"], verbose=0).shape
+        (1, 3)
+        """
+        encoder, preprocessor, located = text_model.from_checkpoint_parts(
+            path, config, vocab_file, spm_model_file, do_lower_case, preserve_unused_tokens, sequence_length, dtype)
+        label_list = label_list or text_model.checkpoint_labels(located)
+        head = text_model.head_size(located, _HEAD)
+        num_classes = num_classes or head or (len(label_list) if label_list else None)
+        if num_classes is None:
+            raise ValueError(f"{path}: the checkpoint has no classifier head; pass num_classes (or label_list)")
+        if head is not None and head != num_classes:
+            raise ValueError(f"{path}: the checkpoint's classifier has {head} outputs, num_classes={num_classes}; "
+                             "leave num_classes out to use its head, or load the encoder of another checkpoint")
+        if label_list is not None and len(label_list) != num_classes:
+            label_list = None  # a Hugging Face config's placeholder labels for another head
+        model = cls(encoder, preprocessor, num_classes, label_list, multi_label, thresholds, **kwargs)
+        load_checkpoint(model, path, do_lower_case=preprocessor.do_lower_case)
+        return model
+
+    def default_loss(self):
+        if self.num_classes == 1:
+            return keras.losses.MeanSquaredError()
+        if self.multi_label:
+            return keras.losses.BinaryCrossentropy(from_logits=True)
+        return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    def default_metrics(self):
+        if self.num_classes == 1:
+            return [keras.metrics.PearsonCorrelation(name="pearson")]
+        if self.multi_label:
+            return [keras.metrics.BinaryAccuracy(name="accuracy", threshold=0.0)]  # on logits: probability 0.5
+        return [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
+
+    def targets(self, y):
+        y = np.asarray(y)
+        if self.num_classes == 1 or self.multi_label:
+            return y.astype("float32")
+        if y.dtype.kind in "USO":
+            index = {label: i for i, label in enumerate(self.labels)}
+            unknown = sorted({str(label) for label in y.tolist()} - set(index))
+            if unknown:
+                raise ValueError(f"labels {unknown[:5]} are not in label_list {self.labels}")
+            return np.array([index[str(label)] for label in y.tolist()], "int32")
+        return y.astype("int32")
+
+    def probabilities(self, logits):
+        """The logits `predict` returns as probabilities: softmax, or a sigmoid per label for multi-label."""
+        logits = np.asarray(logits, "float64")
+        if self.multi_label:
+            return 1 / (1 + np.exp(-logits))
+        shifted = np.exp(logits - logits.max(axis=-1, keepdims=True))
+        return shifted / shifted.sum(axis=-1, keepdims=True)
+
+    def classify(self, x, batch_size=None):
+        """The answer for each text: its label; for multi-label the list of labels that are on; for regression
+        the score.
+
+        Args:
+            x: texts, as `predict` takes them.
+            batch_size: default 32.
+        """
+        logits = self.predict(x, batch_size=batch_size, verbose=0)
+        if self.num_classes == 1:
+            return logits[:, 0].tolist()
+        if self.multi_label:
+            on = self.probabilities(logits) >= np.broadcast_to(self._thresholds(), logits.shape)
+            return [[label for label, is_on in zip(self.labels, row) if is_on] for row in on]
+        return [self.labels[i] for i in np.argmax(logits, axis=-1)]
+
+    def _thresholds(self):
+        return np.asarray(0.5 if self.thresholds is None else self.thresholds, "float64")
+
+    def export(self, export_dir, text_b=False):
+        """Writes the raw-text SavedModel run_classifier.py --export_dir writes (core TensorFlow ops for WordPiece,
+        versioned, requests padded to their longest row) as the next version in export_dir; returns its path.
+
+        Args:
+            export_dir: the directory of versions, as TF Serving's --model_base_path.
+            text_b: serve sentence pairs (inputs `text_a` and `text_b`; else `text_a` only).
+        """
+        if self.multi_label:
+            raise NotImplementedError("export of a multi-label TextClassifier: the serving signature's per-label "
+                                      "thresholds are not written yet")
+        return export_classifier(export_dir, self, self.preprocessor.spec, self.preprocessor.sequence_length,
+                                 self.labels, text_b=text_b)
+
+    def save_checkpoint(self, directory, format="official_bert"):
+        """Writes the weights, config and vocab.txt as `save_checkpoint` does: a run_classifier.py --init_checkpoint
+        (or a Hugging Face / Google checkpoint); returns the checkpoint prefix or weights file.
+
+        Args:
+            directory: created if needed.
+            format: "official_bert", "huggingface" or "google".
+        """
+        spec = self.preprocessor.spec
+        return save_checkpoint(self, directory, format, vocab_file=spec.vocab_file)
+
+    def get_config(self):
+        return {**super().get_config(), "preprocessor": keras.saving.serialize_keras_object(self.preprocessor),
+                "label_list": self.label_list, "multi_label": self.multi_label, "thresholds": self.thresholds}

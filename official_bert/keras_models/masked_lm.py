@@ -1,0 +1,145 @@
+"""`MaskedLM`: fill-in-the-blank on strings with a pretrained BERT's masked-LM head, and more masked-LM training on
+your own texts (`fit` on strings masks them as the original's create_pretraining_data does)."""
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from official_bert.checkpoints import CheckpointError, load_checkpoint
+from official_bert.keras_models import text_model
+from official_bert.models.bert_pretrainer import BertPretrainer
+
+# The original's masking: 15% of the tokens; of those, 80% become [MASK], 10% a random token, 10% stay.
+MASKED_LM_PROB = 0.15
+_KEEP_AS_MASK, _RANDOM_TOKEN = 0.8, 0.1
+
+
+@keras.saving.register_keras_serializable(package="official_bert")
+class MaskedLM(text_model.TextModelMixin, BertPretrainer):
+    """BERT's masked LM behind a `TextPreprocessor`: `fill_mask` gives the likeliest tokens at each literal `[MASK]`
+    of a text; `fit` on texts (no y) masks each batch anew (`masked_lm_prob` of the real tokens, [CLS] and [SEP]
+    never; 80% [MASK], 10% a random token, 10% unchanged) and trains on them, the pretraining's masked-LM loss and
+    metrics. `predict` takes the encoder's inputs with `masked_lm_positions`, as `BertPretrainer`.
+
+    Args:
+        encoder: a `BertEncoder`.
+        preprocessor: a `TextPreprocessor` (or its config) whose vocabulary has [MASK].
+        masked_lm_prob: the share of tokens `fit` masks.
+        **kwargs: passed to `BertPretrainer` (e.g. `name`).
+
+    Example:
+    >>> from official_bert import BertConfig, BertEncoder
+    >>> from official_bert.keras_models import TextPreprocessor
+    >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat"]
+    >>> model = MaskedLM(BertEncoder(BertConfig.from_preset("tiny", vocab_size=8, num_hidden_layers=1)),
+    ...                  TextPreprocessor(vocab, sequence_length=16))
+    >>> _ = model.masked_lm.output_bias.assign([0, 0, 0, 0, 0, 0, 20, 0])  # "cat", whatever the input
+    >>> [[(token, round(p, 2)) for token, p in mask] for mask in model.fill_mask(["the [MASK] sat"], top_k=1)[0]]
+    [[('cat', 1.0)]]
+    >>> history = model.fit(["the cat sat"] * 8, epochs=1, batch_size=4, verbose=0)
+    >>> sorted(history.history)
+    ['loss', 'masked_lm_accuracy', 'masked_lm_loss']
+    """
+
+    def __init__(self, encoder, preprocessor, masked_lm_prob=MASKED_LM_PROB, **kwargs):
+        super().__init__(encoder, use_nsp=False, name=kwargs.pop("name", "masked_lm"), **kwargs)
+        if isinstance(preprocessor, dict):
+            preprocessor = keras.saving.deserialize_keras_object(preprocessor)
+        special = preprocessor.tokenizer.get_special_tokens_dict()
+        if "mask_id" not in special:
+            raise ValueError("MaskedLM: the preprocessor's vocabulary has no [MASK] token")
+        self.preprocessor = preprocessor
+        self.masked_lm_prob = masked_lm_prob
+        self._special = special
+        self.compile()
+
+    @classmethod
+    def from_checkpoint(cls, path, *, config=None, vocab_file=None, spm_model_file=None, do_lower_case=None,
+                        sequence_length=128, dtype=None, **kwargs):
+        """A `MaskedLM` with a pretraining checkpoint's encoder and masked-LM head (Google's release, a
+        run_pretraining.py output directory, a Hugging Face BertForPreTraining / BertForMaskedLM).
+
+        Args:
+            path: the checkpoint (see `load_checkpoint`).
+            config, vocab_file, spm_model_file, do_lower_case, sequence_length, dtype: see
+                `text_model.from_checkpoint_parts`.
+            **kwargs: passed to the constructor.
+
+        Raises:
+            CheckpointError: unreadable, mismatched, or without the masked-LM head (an encoder-only or fine-tuned
+                checkpoint).
+
+        Example:
+        >>> import tempfile
+        >>> from official_bert import BertConfig, BertEncoder, BertPretrainer, save_checkpoint
+        >>> work = tempfile.TemporaryDirectory()
+        >>> vocab = work.name + "/words.txt"
+        >>> _ = open(vocab, "w").write("[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\n[MASK]\\nhi\\n")
+        >>> _ = save_checkpoint(BertPretrainer(BertEncoder(BertConfig.from_preset("tiny", vocab_size=6))), work.name,
+        ...                     vocab_file=vocab)
+        >>> len(MaskedLM.from_checkpoint(work.name).fill_mask(["hi [MASK]"], top_k=2)[0][0])
+        2
+        """
+        encoder, preprocessor, _ = text_model.from_checkpoint_parts(
+            path, config, vocab_file, spm_model_file, do_lower_case, False, sequence_length, dtype)
+        model = cls(encoder, preprocessor, **kwargs)
+        report = load_checkpoint(model, path, do_lower_case=preprocessor.do_lower_case)
+        if any("masked_lm" in variable.split("/") for variable in report.missing):
+            raise CheckpointError(f"{path}: the checkpoint has no masked-LM head: fill-in-the-blank needs a "
+                                  "pretraining checkpoint (e.g. run_pretraining's --output_dir), not an encoder-only "
+                                  "or fine-tuned one")
+        return model
+
+    def default_loss(self):
+        return None  # BertPretrainer.compute_loss: the masked-LM loss and metrics
+
+    def fill_mask(self, texts, top_k=5, batch_size=None):
+        """The `top_k` likeliest tokens, with their probabilities (softmax over the vocabulary), at each [MASK].
+
+        Args:
+            texts: strings holding one or more literal `[MASK]`s.
+            top_k: tokens per [MASK].
+            batch_size: default 32.
+
+        Returns:
+            per text, per [MASK] (in order), a list of (token, probability), likeliest first.
+        """
+        tokenizer = self.preprocessor.spec.python_tokenizer()
+        data = tf.data.Dataset.from_tensor_slices(text_model.texts_tensor(texts)).batch(
+            batch_size or text_model.BATCH_SIZE).map(self.preprocessor.pack_masked)
+        results = []
+        for inputs in data:
+            probabilities, ids = tf.math.top_k(tf.nn.softmax(self(inputs, training=False)["mlm_logits"], axis=-1),
+                                               k=top_k)
+            counts = np.sum(inputs["masked_lm_positions"].numpy() > 0, axis=1)  # position 0 is [CLS], never a mask
+            for row, count in enumerate(counts):
+                results.append([list(zip(tokenizer.convert_ids_to_tokens(ids[row, m].numpy().tolist()),
+                                         probabilities[row, m].numpy().tolist())) for m in range(count)])
+        return results
+
+    def _preprocess_element(self, *element):
+        x, y, _ = keras.utils.unpack_x_y_sample_weight(element[0] if len(element) == 1 else element)
+        if y is not None:
+            raise ValueError("MaskedLM.fit takes texts only: it masks them itself")
+        return self._mask(self.preprocessor(x))
+
+    def _mask(self, packed):
+        ids = packed["input_word_ids"]
+        shape = tf.shape(ids)
+        chosen = ((packed["input_mask"] == 1) & (ids != self._special["start_of_sequence_id"])
+                  & (ids != self._special["end_of_segment_id"])
+                  & (tf.random.uniform(shape) < self.masked_lm_prob))
+        positions = tf.ragged.boolean_mask(tf.broadcast_to(tf.range(shape[1]), shape), chosen).to_tensor(0)
+        weights = tf.ragged.boolean_mask(tf.ones(shape), chosen).to_tensor(0.0)
+        originals = tf.gather(ids, positions, batch_dims=1)
+        draw = tf.random.uniform(shape)
+        random_ids = tf.random.uniform(shape, 0, self._special["vocab_size"], tf.int32)
+        masked = tf.where(chosen & (draw < _KEEP_AS_MASK), self._special["mask_id"],
+                          tf.where(chosen & (draw >= 1 - _RANDOM_TOKEN), random_ids, ids))
+        inputs = {**packed, "input_word_ids": masked, "masked_lm_positions": positions}
+        return inputs, {"masked_lm_ids": originals, "masked_lm_weights": weights}
+
+    def get_config(self):
+        return {"encoder": keras.saving.serialize_keras_object(self.encoder),
+                "preprocessor": keras.saving.serialize_keras_object(self.preprocessor),
+                "masked_lm_prob": self.masked_lm_prob, "name": self.name}

@@ -1,0 +1,162 @@
+"""`TextPreprocessor`: strings (or pairs of strings) → the encoder's three inputs, as a Keras layer that carries its
+vocabulary in its config, so that a `.keras` file holds its tokenizer and not a path to it."""
+
+import base64
+import os
+import tempfile
+
+import keras
+import tensorflow as tf
+
+from official_bert.export.text import TextPacker
+from official_bert.io.files import open_file
+from official_bert.text.tokenizer_spec import TokenizerSpec
+
+_VOCAB_NAME = "vocab.txt"
+_SPM_NAME = "spm.model"
+
+
+@keras.saving.register_keras_serializable(package="official_bert")
+class TextPreprocessor(keras.layers.Layer):
+    """Tokenizes and packs a batch of texts exactly as the Python features are packed (`[CLS] A [SEP] (B [SEP])`, the
+    original's truncation), padded to the batch's longest row, at most `sequence_length`.
+
+    Called on a string tensor [batch] (single sentences) or a pair `(text_a, text_b)` of them, it returns
+    {"input_word_ids", "input_mask", "input_type_ids"}, int32 [batch, L], L ≤ sequence_length. A row whose text_b
+    tokenizes to nothing is packed as a single sentence, as `classification.convert_single_example` does.
+
+    The config holds the vocabulary's lines (or the SentencePiece model, base64) and every tokenizer option of the
+    `TokenizerSpec`: `keras.saving.load_model` rebuilds the same ids anywhere, without the original files. Build one
+    with `from_spec`; `spec` gives the equivalent `TokenizerSpec` back (its file is a private copy), for the
+    Python tokenizer and the exports.
+
+    Args:
+        vocabulary: the WordPiece vocabulary's tokens in id order ...
+        spm_model: ... or a serialized SentencePiece model, base64 (exactly one of them).
+        sequence_length: the longest packed row, [CLS] and [SEP] included.
+        do_lower_case, preserve_unused_tokens, ops, normalize_unicode: as for `TokenizerSpec`.
+        **kwargs: passed to keras.layers.Layer.
+
+    Example:
+    >>> layer = TextPreprocessor(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b"], sequence_length=6)
+    >>> packed = layer((tf.constant(["a a a a", "a"]), tf.constant(["b", ""])))
+    >>> packed["input_word_ids"].numpy().tolist(), packed["input_type_ids"].numpy().tolist()
+    ([[2, 4, 4, 3, 5, 3], [2, 4, 3, 0, 0, 0]], [[0, 0, 0, 0, 1, 1], [0, 0, 0, 0, 0, 0]])
+    >>> layer(tf.constant(["b", "a b"]))["input_mask"].numpy().tolist()  # padded to the longest row only
+    [[1, 1, 1, 0], [1, 1, 1, 1]]
+    """
+
+    def __init__(self, vocabulary=None, spm_model=None, sequence_length=128, do_lower_case=True,
+                 preserve_unused_tokens=False, ops="core", normalize_unicode=None, **kwargs):
+        super().__init__(**kwargs)
+        if (vocabulary is None) == (spm_model is None):
+            raise ValueError("TextPreprocessor: pass exactly one of vocabulary and spm_model")
+        if not isinstance(sequence_length, int) or sequence_length < 3:
+            raise ValueError(f"TextPreprocessor: sequence_length must be an int >= 3, got {sequence_length!r}")
+        self.vocabulary = None if vocabulary is None else [str(token) for token in vocabulary]
+        self.spm_model = spm_model
+        self.sequence_length = sequence_length
+        self.do_lower_case = do_lower_case
+        self.preserve_unused_tokens = preserve_unused_tokens
+        self.ops = ops
+        self.normalize_unicode = normalize_unicode
+        # The in-graph tokenizers read a file (and attach it to SavedModels as an asset): a private copy of the
+        # vocabulary, removed with this layer.
+        self._files = tempfile.TemporaryDirectory(prefix="official_bert_preprocessor_")
+        if self.vocabulary is not None:
+            path = os.path.join(self._files.name, _VOCAB_NAME)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write("".join(token + "\n" for token in self.vocabulary))
+            files = {"vocab_file": path}
+        else:
+            path = os.path.join(self._files.name, _SPM_NAME)
+            with open(path, "wb") as f:
+                f.write(base64.b64decode(spm_model))
+            files = {"spm_model_file": path}
+        self._spec = TokenizerSpec(**files, do_lower_case=do_lower_case, preserve_unused_tokens=preserve_unused_tokens,
+                                   ops=ops, normalize_unicode=normalize_unicode).check()
+        self.tokenizer = self._spec.layer()
+        self._packer = TextPacker(self.tokenizer, sequence_length, pad_to_longest=True)
+
+    @classmethod
+    def from_spec(cls, spec, sequence_length=128, **kwargs):
+        """The preprocessor of a `TokenizerSpec`: its file read into the layer, its options kept.
+
+        Args:
+            spec: a `TokenizerSpec`.
+            sequence_length: the longest packed row.
+            **kwargs: passed to the constructor (e.g. `name`).
+
+        Example:
+        >>> import os, tempfile
+        >>> vocab = os.path.join(tempfile.mkdtemp(), "vocab.txt")
+        >>> _ = open(vocab, "w").write("[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\n[unused0]\\nhi\\n")
+        >>> layer = TextPreprocessor.from_spec(TokenizerSpec(vocab, preserve_unused_tokens=True), 8)
+        >>> layer(tf.constant(["Hi [unused0]"]))["input_word_ids"].numpy().tolist()
+        [[2, 5, 4, 3]]
+        """
+        spec.check()
+        with open_file(spec.file) as f:
+            content = f.read()
+        if spec.vocab_file:
+            # The lines as the original's load_vocab reads them: split at "\n" only, a token's id its line number.
+            lines = content.decode("utf-8").split("\n")
+            source = {"vocabulary": lines[:-1] if lines[-1] == "" else lines}
+        else:
+            source = {"spm_model": base64.b64encode(content).decode("ascii")}
+        return cls(**source, sequence_length=sequence_length, do_lower_case=spec.do_lower_case,
+                   preserve_unused_tokens=spec.preserve_unused_tokens, ops=spec.ops,
+                   normalize_unicode=spec.normalize_unicode, **kwargs)
+
+    @property
+    def spec(self):
+        """The `TokenizerSpec` of this layer (over its private copy of the vocabulary)."""
+        return self._spec
+
+    def call(self, inputs):
+        if isinstance(inputs, (tuple, list)):
+            if len(inputs) != 2:
+                raise ValueError(f"TextPreprocessor takes texts or a pair (text_a, text_b), got {len(inputs)} inputs")
+            return self._packer.pack(tf.convert_to_tensor(inputs[0]), tf.convert_to_tensor(inputs[1]))
+        return self._packer.pack(tf.convert_to_tensor(inputs))
+
+    def pack_masked(self, texts):
+        """Packs texts holding literal `[MASK]`s, each one the [MASK] token (the tokenizer alone would split it into
+        "[", "mask", "]"), as `fill_mask.encode_masked_text` does in Python.
+
+        Args:
+            texts: string tensor [batch].
+
+        Returns:
+            the packed inputs plus `masked_lm_positions`, int32 [batch, most [MASK]s in a row] (0 pads them; a
+            [MASK] cut off by sequence_length is dropped).
+
+        Example:
+        >>> layer = TextPreprocessor(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat"], sequence_length=8)
+        >>> packed = layer.pack_masked(tf.constant(["The [MASK] [MASK]", "[MASK] cat"]))
+        >>> packed["input_word_ids"].numpy().tolist(), packed["masked_lm_positions"].numpy().tolist()
+        ([[2, 5, 4, 4, 3], [2, 4, 6, 3, 0]], [[2, 3], [1, 0]])
+        """
+        special = self.tokenizer.get_special_tokens_dict()
+        if "mask_id" not in special:
+            raise ValueError("the vocabulary has no [MASK] token")
+        mask_id = tf.constant(special["mask_id"], tf.int32)
+        pieces = tf.strings.split(tf.convert_to_tensor(texts), "[MASK]")  # [batch, (pieces)]
+        tokens = self.tokenizer(pieces.flat_values)
+        tokens = tokens.merge_dims(1, -1) if tokens.ragged_rank > 1 else tokens
+        # A [MASK] after every piece but a text's last.
+        last = tf.ragged.range(pieces.row_lengths()).flat_values == tf.repeat(pieces.row_lengths() - 1,
+                                                                              pieces.row_lengths())
+        masks = tf.RaggedTensor.from_row_lengths(tf.fill([tf.reduce_sum(tf.cast(~last, tf.int32))], mask_id),
+                                                 tf.cast(~last, tf.int64))
+        tokens = tf.concat([tf.cast(tokens, tf.int32), masks], axis=1)
+        packed = self._packer.pack_tokens(tf.RaggedTensor.from_row_lengths(tokens, pieces.row_lengths()))
+        is_mask = tf.equal(packed["input_word_ids"], mask_id)
+        positions = tf.ragged.boolean_mask(tf.broadcast_to(tf.range(tf.shape(is_mask)[1]), tf.shape(is_mask)), is_mask)
+        return {**packed, "masked_lm_positions": positions.to_tensor(0)}
+
+    def get_config(self):
+        source = {"vocabulary": self.vocabulary} if self.vocabulary is not None else {"spm_model": self.spm_model}
+        return {**super().get_config(), **source, "sequence_length": self.sequence_length,
+                "do_lower_case": self.do_lower_case, "preserve_unused_tokens": self.preserve_unused_tokens,
+                "ops": self.ops, "normalize_unicode": self.normalize_unicode}

@@ -1,0 +1,197 @@
+"""What every Keras model that takes text shares: strings in `fit` / `evaluate` / `predict` (through its
+`TextPreprocessor`, padded per batch), the paper's optimizer as `compile`'s default, and finding a checkpoint's
+config, vocabulary and casing for `from_checkpoint`."""
+
+import json
+import os
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from official_bert.checkpoints import causal, detect
+from official_bert.checkpoints.case import case_mismatches
+from official_bert.checkpoints.source import CheckpointError
+from official_bert.configs import BertConfig
+from official_bert.keras_models.preprocessor import TextPreprocessor
+from official_bert.networks.bert_encoder import BertEncoder
+from official_bert.optimization import create_optimizer
+from official_bert.text.tokenizer_spec import TokenizerSpec
+
+# The paper's fine-tuning (Appendix A.3) and the original run_classifier.py's defaults.
+LEARNING_RATE = 5e-5
+WARMUP_PROPORTION = 0.1
+WEIGHT_DECAY_RATE = 0.01
+BATCH_SIZE = 32
+
+
+class TextModelMixin:
+    """`fit`, `evaluate` and `predict` on texts, and `compile` with the paper's optimizer, for a Keras model over the
+    encoder's inputs that has a `preprocessor` (a `TextPreprocessor`).
+
+    x may be a list or NumPy array of strings, a pair `(texts_a, texts_b)` of them (or an [N, 2] array), or a
+    batched `tf.data.Dataset` whose elements are Keras's `x`, `(x, y)` or `(x, y, sample_weight)` with x a string
+    batch or a pair of them (`((a, b), y)`). Each batch is tokenized and padded to its own longest row. A dict of
+    the encoder's inputs passes straight to Keras.
+    """
+
+    def compile(self, optimizer="auto", loss="auto", metrics="auto", *, learning_rate=LEARNING_RATE,
+                warmup_proportion=WARMUP_PROPORTION, weight_decay_rate=WEIGHT_DECAY_RATE, jit_compile=False,
+                **kwargs):
+        """`keras.Model.compile` with the paper's defaults: "auto" is the original's AdamWeightDecay whose rate warms
+        up linearly over `warmup_proportion` of each `fit`'s updates to `learning_rate`, then decays linearly to 0
+        at its last update; and the task's loss and metrics. Any argument may be given as Keras takes it instead.
+
+        Batches vary in length, so XLA (which compiles one program per shape) is off unless `jit_compile=True`.
+        """
+        self._paper_optimizer = None
+        if isinstance(optimizer, str) and optimizer == "auto":
+            self._paper_optimizer = {"init_lr": learning_rate, "warmup_proportion": warmup_proportion,
+                                     "weight_decay_rate": weight_decay_rate}
+            # Replaced in `fit`, which knows the number of updates the schedule spans.
+            optimizer = create_optimizer(learning_rate, 1, 0, weight_decay_rate=weight_decay_rate)
+        if isinstance(loss, str) and loss == "auto":
+            loss = self.default_loss()
+        if isinstance(metrics, str) and metrics == "auto":
+            metrics = self.default_metrics()
+        self._compile_arguments = {"loss": loss, "metrics": metrics, "jit_compile": jit_compile, **kwargs}
+        super().compile(optimizer=optimizer, **self._compile_arguments)
+
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, shuffle=True, sample_weight=None, validation_data=None,
+            **kwargs):
+        data = self._dataset(x, y, sample_weight, batch_size, shuffle)
+        if validation_data is not None:
+            validation_data = self._dataset(*_unpack(validation_data), batch_size=batch_size)
+        if getattr(self, "_paper_optimizer", None):
+            self._schedule(data, epochs, kwargs.get("steps_per_epoch"))
+        return super().fit(data, epochs=epochs, shuffle=False, validation_data=validation_data, **kwargs)
+
+    def evaluate(self, x=None, y=None, batch_size=None, sample_weight=None, **kwargs):
+        return super().evaluate(self._dataset(x, y, sample_weight, batch_size), **kwargs)
+
+    def predict(self, x, batch_size=None, **kwargs):
+        return super().predict(self._dataset(x, batch_size=batch_size), **kwargs)
+
+    def default_loss(self):
+        raise NotImplementedError
+
+    def default_metrics(self):
+        return []
+
+    def targets(self, y):
+        """y as the loss takes it (a subclass maps label names to ids)."""
+        return np.asarray(y)
+
+    def _schedule(self, data, epochs, steps_per_epoch):
+        steps = steps_per_epoch or int(data.cardinality())
+        if steps < 1:
+            raise ValueError("fit: the dataset's length is unknown; pass steps_per_epoch, so that the learning rate's "
+                             "warm-up and decay can span the run")
+        settings = dict(self._paper_optimizer)
+        total = steps * epochs
+        warmup = int(total * settings.pop("warmup_proportion"))
+        optimizer = create_optimizer(settings["init_lr"], total, warmup,
+                                     weight_decay_rate=settings["weight_decay_rate"])
+        keras.Model.compile(self, optimizer=optimizer, **self._compile_arguments)
+
+    def _dataset(self, x, y=None, sample_weight=None, batch_size=None, shuffle=False):
+        if isinstance(x, dict):
+            # The encoder's inputs already: Keras batches them.
+            return tf.data.Dataset.from_tensor_slices(keras.utils.pack_x_y_sample_weight(
+                x, *[v for v in (None if y is None else self.targets(y), sample_weight)])).batch(
+                    batch_size or BATCH_SIZE)
+        if isinstance(x, tf.data.Dataset):
+            if y is not None or sample_weight is not None:
+                raise ValueError("pass the labels inside the tf.data.Dataset, as (x, y) elements, not as y")
+            return x.map(self._preprocess_element, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+        parts = [texts_tensor(x)]
+        if y is not None:
+            parts.append(self.targets(y))
+        if sample_weight is not None:
+            parts.append(np.asarray(sample_weight, "float32"))
+        data = tf.data.Dataset.from_tensor_slices(tuple(parts) if len(parts) > 1 else parts[0])
+        if shuffle:
+            data = data.shuffle(len(parts[-1]), reshuffle_each_iteration=True)
+        return data.batch(batch_size or BATCH_SIZE).map(self._preprocess_element, num_parallel_calls=tf.data.AUTOTUNE
+                                                        ).prefetch(tf.data.AUTOTUNE)
+
+    def _preprocess_element(self, *element):
+        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(element[0] if len(element) == 1 else element)
+        return keras.utils.pack_x_y_sample_weight(self.preprocessor(x), y, sample_weight)
+
+
+def _unpack(data):
+    if isinstance(data, tf.data.Dataset):
+        return (data,)
+    return keras.utils.unpack_x_y_sample_weight(tuple(data))
+
+
+def texts_tensor(x):
+    """Texts as a string tensor [N], or a pair of them."""
+    if isinstance(x, tuple) and len(x) == 2 and not isinstance(x[0], (str, bytes)):
+        return tuple(texts_tensor(part) for part in x)
+    array = np.asarray(x, dtype=object)
+    if array.ndim == 2 and array.shape[1] == 2:
+        return (texts_tensor(list(array[:, 0])), texts_tensor(list(array[:, 1])))
+    if array.ndim != 1:
+        raise ValueError(f"expected texts: a list or 1-D array of strings, or a pair of them; got shape "
+                         f"{array.shape}")
+    return tf.constant([t if isinstance(t, bytes) else str(t).encode("utf-8") for t in array], tf.string)
+
+
+def from_checkpoint_parts(path, config=None, vocab_file=None, spm_model_file=None, do_lower_case=None,
+                          preserve_unused_tokens=False, sequence_length=128, dtype=None):
+    """The encoder and preprocessor a checkpoint needs: its config, vocabulary and casing found beside it (or
+    given), the left-only constraint kept where the config or the checkpoint records it.
+
+    Args:
+        path: anything `load_checkpoint` reads: a Google TF1, Hugging Face or official_bert checkpoint (directory,
+            prefix or file).
+        config: a `BertConfig` or config file; default: the bert_config.json / config.json beside the weights.
+        vocab_file, spm_model_file: the tokenizer's file; default: the vocab.txt beside the weights.
+        do_lower_case: default: what the checkpoint suggests (a tokenizer_config.json, the casing of its
+            vocabulary, Google's release names), uncased without evidence.
+        preserve_unused_tokens: keep `[unused<n>]` whole.
+        sequence_length: the preprocessor's longest row.
+        dtype: the encoder's dtype policy (e.g. "mixed_bfloat16"), default float32.
+
+    Returns:
+        (encoder, preprocessor, located checkpoint).
+    """
+    located = detect.locate(path)
+    if config is None:
+        if located.config_file is None:
+            raise CheckpointError(f"{path}: no bert_config.json or config.json beside the checkpoint; pass config=")
+        config, config_file = BertConfig.from_json_file(located.config_file), located.config_file
+    elif isinstance(config, BertConfig):
+        config_file = "the config passed"
+    else:
+        config, config_file = BertConfig.from_json_file(config), config
+    config = causal.resolve_causal_attention(config, None, config_file, checkpoints=[path])
+    config.check_seq_length(sequence_length, config_file)
+    if not (vocab_file or spm_model_file):
+        vocab_file = located.vocab_file
+        if vocab_file is None:
+            raise CheckpointError(f"{path}: no vocab.txt beside the checkpoint; pass vocab_file= (or spm_model_file=)")
+    if do_lower_case is None:
+        do_lower_case = not case_mismatches(True, located) if vocab_file else True
+    spec = TokenizerSpec(vocab_file, spm_model_file, do_lower_case=do_lower_case,
+                         preserve_unused_tokens=preserve_unused_tokens).check()
+    return (BertEncoder(config, dtype=dtype), TextPreprocessor.from_spec(spec, sequence_length), located)
+
+
+def checkpoint_labels(located):
+    """The label names recorded beside a checkpoint (a Hugging Face config.json's id2label), or None."""
+    if located.config_file and os.path.basename(located.config_file) == "config.json":
+        with tf.io.gfile.GFile(located.config_file, "rb") as f:
+            id2label = json.loads(f.read().decode("utf-8")).get("id2label")
+        if id2label:
+            return [id2label[str(i)] for i in range(len(id2label))]
+    return None
+
+
+def head_size(located, name):
+    """The first dimension of the checkpoint tensor `name` (a Google name, e.g. the classifier's output_weights),
+    or None where the checkpoint has no such tensor."""
+    tensor = detect.open_source(located).tensors.get(name)
+    return None if tensor is None else int(tensor.shape[0])
