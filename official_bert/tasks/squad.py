@@ -93,7 +93,8 @@ class SquadTask(FineTuningTask):
                 raise squad.SquadError(f"--{name}={value}: expected a positive integer")
 
     def load(self, settings, tokenizer):
-        tokenizer, self.seq_length = tokenizer.python_tokenizer(), settings.max_seq_length
+        self.do_lower_case, self.seq_length = tokenizer.do_lower_case, settings.max_seq_length
+        tokenizer = tokenizer.python_tokenizer()
         lengths = dict(max_seq_length=settings.max_seq_length, doc_stride=self.doc_stride,
                        max_query_length=self.query_length(settings.max_seq_length))
         # The training features are converted once and cached (shuffled with the original's fixed seed, not
@@ -154,7 +155,7 @@ class SquadTask(FineTuningTask):
 
         def predictions(threshold):
             return squad.compute_predictions(self.examples, self.features, results, self.n_best_size,
-                                             self.max_answer_length, settings.do_lower_case, version_2, threshold,
+                                             self.max_answer_length, self.do_lower_case, version_2, threshold,
                                              self.verbose_logging)
 
         gold = squad.read_gold(self.predict_file) if settings.do_eval else None
