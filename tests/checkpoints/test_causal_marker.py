@@ -18,8 +18,10 @@ from official_bert.checkpoints import CheckpointError
 from official_bert.checkpoints.convert import convert_checkpoint
 from official_bert.checkpoints.causal import checkpoint_records, resolve_causal_attention
 from official_bert.configs import ConfigError
+from official_bert.fill_mask import load_masked_lm
 from official_bert.finetuning import driver
 from official_bert.finetuning.settings import FineTuningSettings
+from official_bert.models import BertPretrainer
 from official_bert.models.bert_language_model import BertLanguageModel
 from official_bert.training.checkpointing import TrainingCheckpoints, seed_generator_states
 
@@ -159,3 +161,12 @@ def test_pretraining_continued_from_a_left_to_right_checkpoint_stays_left_to_rig
         f"--objective=mlm_nsp contradicts the checkpoint {copy}/bert_model.ckpt, which records a left-to-right model "
         "(causal_attention: true): pass --objective=ltr to train the model as it was pretrained")
     assert resolve_causal_attention(PRETRAINING_CONFIG, True, "bert_config.json", [copy], names).causal_attention
+
+
+def test_fill_mask_refuses_a_left_to_right_checkpoint_in_one_line(ltr_encoder, tmp_path):
+    save_checkpoint(BertPretrainer(ltr_encoder, use_nsp=False), str(tmp_path / "ltr"))
+    copy = copy_without_config(tmp_path / "ltr", tmp_path / "copy")
+    with pytest.raises(CheckpointError) as refused:
+        load_masked_lm(PRETRAINING_CONFIG, copy)
+    assert str(refused.value) == (f"{copy}: a left-to-right model (run_pretraining.py --objective=ltr): "
+                                  "fill-in-the-blank needs a masked LM's checkpoint (--objective=mlm_nsp or mlm)")
