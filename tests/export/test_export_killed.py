@@ -6,11 +6,14 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from official_bert.export import versions, write_new_version
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+@pytest.mark.slow  # the child's TensorFlow import: about 10 s on 2 cores
 def test_an_export_killed_midway_leaves_nothing_after_the_next_one(tmp_path):
     export_dir = str(tmp_path / "export")
     # The child writes part of a version, says so, and waits to be killed: no cleanup of its own can run.
