@@ -23,6 +23,7 @@ from official_bert.finetuning.stream import TrainingRecords
 from official_bert.finetuning.task import FineTuningTask
 from official_bert.models import BertTokenClassifier
 from official_bert.ner.features import IGNORE, feature_arrays
+from official_bert.ner.jsonl import find_split_file, read_sentences
 
 # Windows start this many pieces apart by default; a --max_seq_length whose windows are not longer gets half a
 # window instead (the default must fit every length the tool accepts).
@@ -41,6 +42,7 @@ class NerTask(FineTuningTask):
         label_list: --label_list (None: the entity types of train.txt, sorted).
         doc_stride: --doc_stride (None: 64, or half a window where 64 does not fit).
         document_context: --document_context (fill windows with the sentences around them).
+        tokens_column, tags_column: the keys of JSON Lines files' token and tag lists (`ner.jsonl`).
 
     Example:
     >>> task = NerTask("conll2003")
@@ -52,8 +54,10 @@ class NerTask(FineTuningTask):
     metric = "f1"
     per_token_outputs = True
 
-    def __init__(self, data_dir, label_list=None, doc_stride=None, document_context=False):
+    def __init__(self, data_dir, label_list=None, doc_stride=None, document_context=False, tokens_column="tokens",
+                 tags_column="ner_tags"):
         self.data_dir, self.label_list = data_dir, label_list
+        self.columns = (tokens_column, tags_column)
         self.doc_stride, self.document_context = doc_stride, document_context
         self.labels, self.data = None, {}
 
@@ -73,15 +77,15 @@ class NerTask(FineTuningTask):
         tokenizer = tokenizer.python_tokenizer()
         # Every file needed, read and checked before anything is written; the training windows last, converted
         # once and cached (a sweep's runs share their sweep's).
-        train_path = ner.split_path(self.data_dir, "train") if settings.do_train or not self.label_list else None
-        train = ner.read_conll(train_path) if train_path else None
+        train_path = find_split_file(self.data_dir, "train") if settings.do_train or not self.label_list else None
+        train = read_sentences(train_path, *self.columns) if train_path else None
         self.labels = ner.label_map(self.label_list, train, train_path)
-        splits = {split: ner.split_path(self.data_dir, split)
+        splits = {split: find_split_file(self.data_dir, split)
                   for split, wanted in (("dev", settings.do_eval), ("test", settings.do_predict),
                                         ("train", settings.do_train)) if wanted}
         stride = self.stride(settings.max_seq_length)
         for split, path in splits.items():
-            sentences = train if split == "train" else ner.read_conll(path)
+            sentences = train if split == "train" else read_sentences(path, *self.columns)
             ner.check_tags(sentences, path, self.labels, "--label_list" if self.label_list else train_path)
             convert = (functools.partial(ner.cached_train_windows, cache_dir=settings.cache_dir)
                        if split == "train" else ner.convert_sentences_to_features)

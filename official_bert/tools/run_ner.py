@@ -8,7 +8,9 @@ flags; scores entities exactly as the CoNLL `conlleval` script does and exports 
         --num_train_epochs=3 [--document_context] [--export_dir=serving/ner]
 
 --data_dir holds CoNLL files: train.txt, valid.txt (or dev.txt), test.txt (CoNLL-2003's names), one word per
-line with its tag in the last column, a blank line between sentences, -DOCSTART- lines between documents. Tags
+line with its tag in the last column, a blank line between sentences, -DOCSTART- lines between documents; or JSON
+Lines files train.jsonl, validation.jsonl (or dev.jsonl), test.jsonl with a list of tokens and a list of string tags
+per line (--tokens_column=tokens --tags_column=ner_tags, the layout of most published NER data). Tags
 may be IOB1 (CoNLL-2003's), IOB2, IOBES or BILOU; the model predicts IOB2 over the entity types of
 --label_list or, without it, of train.txt. Each word's first WordPiece carries its label and the loss; sentences
 longer than a window are cut into windows --doc_stride pieces apart, each word predicted where it has the most
@@ -44,7 +46,8 @@ FLAGS = flags.FLAGS
 
 # run_classifier's flags.
 flags.DEFINE_string("data_dir", None, "The input data dir: train.txt, valid.txt (or dev.txt) and test.txt in CoNLL "
-                    "format.")
+                    "format, or train.jsonl, validation.jsonl (or dev.jsonl) and test.jsonl: JSON Lines, a list of "
+                    "tokens and a list of string tags per line (--tokens_column, --tags_column).")
 define_model_flags(init_checkpoint_help="Initial checkpoint (usually from a pre-trained BERT model): Google's TF1, "
                    "Hugging Face or ours; a fine-tuning --output_dir means its final (or --keep_best) checkpoint. "
                    "Ignored when --output_dir holds a checkpoint.")
@@ -64,11 +67,15 @@ flags.DEFINE_integer("doc_stride", None, "When a sentence (or a served text) has
                      "where a window has no more than 64 pieces.")
 flags.DEFINE_bool("document_context", False, "Fill each sentence's window with the sentences around it in its "
                   "document (the paper's \"maximal document context\"); only the sentence's words are labelled.")
+flags.DEFINE_string("tokens_column", "tokens", "JSON Lines files: the key of each line's list of tokens.")
+flags.DEFINE_string("tags_column", "ner_tags", "JSON Lines files: the key of each line's list of tags (strings such as "
+                    "B-PER, one per token; not class ids).")
 
 
 def main():
     task = NerTask(FLAGS.data_dir, label_list=FLAGS.label_list, doc_stride=FLAGS.doc_stride,
-                   document_context=FLAGS.document_context)
+                   document_context=FLAGS.document_context, tokens_column=FLAGS.tokens_column,
+                   tags_column=FLAGS.tags_column)
     run_task(task, finetuning_settings_from_flags(sweep_from_flags()), watch=cli.watch)
 
 

@@ -2,11 +2,15 @@
 
 import json
 
+import numpy as np
 import pytest
 
+from official_bert.finetuning import FineTuningSettings
 from official_bert.ner import label_map, read_conll
 from official_bert.ner.errors import NerError
 from official_bert.ner.jsonl import find_split_file, read_jsonl, read_sentences
+from official_bert.tasks.ner import NerTask
+from tests.cli.test_run_ner import FIXTURE, fixture_sentences, write_model_files
 
 SENTENCES = [(["EU", "rejects", "German", "call"], ["B-ORG", "O", "B-MISC", "O"]),
              (["Peter", "Blackburn"], ["B-PER", "I-PER"]),
@@ -49,3 +53,27 @@ def test_bad_lines_name_file_and_row(tmp_path, line, expected):
     with pytest.raises(NerError) as raised:
         read_jsonl(str(path))
     assert str(raised.value).startswith(f"{path}{expected}") and "\n" not in str(raised.value)
+
+
+def test_ner_task_reads_a_jsonl_data_dir_as_its_conll_twin(tmp_path):
+    jsonl_dir = tmp_path / "jsonl"
+    jsonl_dir.mkdir()
+    for conll, jsonl in (("train.txt", "train.jsonl"), ("valid.txt", "validation.jsonl")):
+        (jsonl_dir / jsonl).write_text("".join(json.dumps({"tokens": words, "ner_tags": tags}) + "\n"
+                                               for words, tags in fixture_sentences(conll)), encoding="utf-8")
+    paths = write_model_files(str(tmp_path / "model"))
+    loaded = []
+    for data_dir in (FIXTURE, str(jsonl_dir)):
+        task = NerTask(data_dir)
+        settings = FineTuningSettings(str(tmp_path / "out"), paths["config"], paths["vocab"], do_train=True,
+                                      do_eval=True, do_lower_case=False, max_seq_length=24)
+        task.load(settings, settings.tokenizer_spec())
+        loaded.append(task)
+    conll, jsonl = loaded
+    assert jsonl.labels.labels == conll.labels.labels
+    for split in ("train", "dev"):
+        assert [(s.words, s.tags) for s in jsonl.data[split][1]] == [(s.words, s.tags) for s in conll.data[split][1]]
+        assert jsonl.data[split][3] == conll.data[split][3]  # the tag scheme: IOB1, as the fixture's
+    np.testing.assert_array_equal(jsonl.data["train"][2].labels, conll.data["train"][2].labels)
+    np.testing.assert_array_equal(jsonl.data["train"][2].inputs["input_word_ids"],
+                                  conll.data["train"][2].inputs["input_word_ids"])
