@@ -26,6 +26,7 @@ import sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from official_bert import tokenization  # noqa: E402
+from official_bert.text.tokenization import decomposed_text_warning  # noqa: E402
 from official_bert.errors import Error, Interrupted  # noqa: E402
 
 _watched = None
@@ -50,8 +51,8 @@ def run(main, required_flags=()):
         try:
             with _held:
                 main()
-            if tokenization.decomposed_text_warning():
-                logging.warning("%s", tokenization.decomposed_text_warning())
+            if decomposed_text_warning():
+                logging.warning("%s", decomposed_text_warning())
         except Error as e:
             fail(str(e))
         except Interrupted as e:
