@@ -43,7 +43,7 @@ def prediction_rows(ids, label_list, outputs, thresholds=None):
             raise ClassificationDataError(f"more ids than the {len(outputs)} predictions")
         count += 1
         if label_list is None:
-            yield {"id": row_id, "score": _number(outputs[i].reshape(-1)[0])}
+            yield {"id": row_id, "score": float(outputs[i].reshape(-1)[0])}  # unrounded: scores have no scale
             continue
         probabilities = {label: _number(p) for label, p in zip(label_list, outputs[i])}
         if thresholds is None:

@@ -205,3 +205,22 @@ def test_predictions_keep_every_row_in_order_with_ids(tmp_path):
     multi = write_predictions(str(tmp_path / "m"), [7], ["x", "y"], [[0.6, 0.2]], thresholds=[0.5, 0.1],
                               csv_too=True)
     assert open(multi[1]).read().splitlines()[1] == "7,x|y,0.6,0.2"
+
+
+def test_windows_of_multi_label_documents_pool_to_one_row_each(tmp_path):
+    from official_bert.classification.cache import FeatureFile
+    from official_bert.classification.features import InputFeatures, padding_features
+    from official_bert.classification.records import serialize_features
+    from official_bert.classification.windows import document_outputs
+
+    path = str(tmp_path / "dev.tf_record")
+    labels = [[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]  # document 0 in two windows, document 1 in one
+    with tf.io.TFRecordWriter(path) as writer:
+        for index, label in zip((0, 0, 1), labels):
+            writer.write(serialize_features(InputFeatures([2, 3], [1, 1], [0, 0], label, example_index=index)))
+        writer.write(serialize_features(padding_features(1, 2, multi_hot=2)[0]))
+    feature_file = FeatureFile(path, 2, 1, 2, None, False, doc_stride=1, num_windows=3, multi_hot=2)
+    _, read_labels, real = next(iter(feature_dataset(feature_file, 4, with_sample_weights=True)))
+    logits = np.array([[1.0, -1.0], [3.0, -3.0], [-2.0, 2.0], [0.0, 0.0]])
+    pooled, document_labels = document_outputs(feature_file, logits, read_labels.numpy(), real.numpy())
+    assert pooled.tolist() == [[2.0, -2.0], [-2.0, 2.0]] and document_labels.tolist() == [[1, 0], [0, 1]]

@@ -1,6 +1,7 @@
 """Whole runs on your own files (#34), in-process: a multi-label keyword set learnt to micro-F1 >= 0.9, its thresholds
 chosen on dev, saved, used again on resume and by a predict-only run from the directory, and served by the export."""
 
+import csv
 import json
 import os
 
@@ -74,3 +75,30 @@ def test_multi_label_thresholds_survive_save_resume_and_export(tmp_path):
     run_task(task(test=dev), settings(predict_dir, do_train=False, do_eval=False, init_checkpoint=run_dir,
                                       export_dir=None))
     assert read_jsonl(os.path.join(predict_dir, "predictions.jsonl")) == predictions
+
+
+@pytest.mark.slow
+def test_regression_pairs_in_windows_score_every_csv_row(tmp_path):
+    rng = np.random.default_rng(0)
+    words = ["please", "help", "crash", "error", "thanks", "hello", "again", "now"]
+    rows = [[f"r{i}", " ".join(rng.choice(words, rng.integers(2, 14))), " ".join(rng.choice(words, 2)),
+             f"{rng.uniform(0, 5):.2f}"] for i in range(48)]
+    path = str(tmp_path / "scores.csv")
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows([["key", "body", "title", "stars"], *rows])
+    vocab, config = write_model(str(tmp_path))
+    task = OwnFilesTask({"train": path, "dev": path, "test": path}, Columns("body", "title", "stars", "key"),
+                        regression=True, doc_stride=2)
+    output_dir = str(tmp_path / "run")
+    results = run_task(task, FineTuningSettings(output_dir, config, vocab, do_train=True, do_eval=True,
+                                                do_predict=True, max_seq_length=8, train_batch_size=8,
+                                                eval_batch_size=16, predict_batch_size=16, num_train_epochs=1,
+                                                learning_rate=1e-3))["eval_results"]
+    assert task.dev_files["dev"].num_windows > len(rows)  # long bodies were cut into windows
+    with open(os.path.join(output_dir, "predictions.csv"), newline="", encoding="utf-8") as f:
+        table = list(csv.DictReader(f))
+    assert [row["id"] for row in table] == [row[0] for row in rows] and list(table[0]) == ["id", "score"]
+    scores, labels = np.array([float(row["score"]) for row in table]), np.array([float(row[3]) for row in rows])
+    assert results["eval_pearson"] == pytest.approx(np.corrcoef(scores, labels)[0, 1], abs=1e-4)
+    assert results["eval_mse"] == pytest.approx(np.mean((scores - labels) ** 2), rel=1e-4)
+    assert {"eval_spearman", "eval_loss", "global_step"} <= set(results)
