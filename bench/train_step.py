@@ -1,9 +1,11 @@
 """Steady-state pretraining-step throughput (MLM + NSP) on synthetic data, optionally against KerasHub.
 
     python -m bench.train_step --preset mini --seq_length 128 --batch_size 32 [--mixed_precision bf16]
-        [--jit_compile] [--compare keras_hub] [--steps 20] [--warmup_steps 3]
+        [--jit_compile] [--remat] [--compare keras_hub] [--steps 20] [--warmup_steps 3]
 
-Prints seq/s and achieved TFLOP/s (model matmul FLOPs × 3 for forward + backward, the usual estimate).
+Prints the machine (CPU features, oneDNN, load), the matmul peak of the compute dtype measured here, then seq/s,
+achieved GFLOP/s (model matmul FLOPs × 3 for forward + backward, the usual estimate) and their share of that peak,
+and the process's peak memory (run with and without --remat to compare).
 With --compare keras_hub the same shape is built from KerasHub's BertBackbone + MaskedLMHead (+ a Dense(2)
 next-sentence head) and timed first, in a child process (`--framework keras_hub`), so that each model's peak
 memory is its own; the last line is `official_bert <seq/s> keras_hub <seq/s> ratio <ours/theirs>`.
@@ -21,6 +23,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from bench import hardware
 from official_bert import BertConfig, BertEncoder, BertPretrainer
 from official_bert.models import pretraining_losses as losses
 
@@ -33,6 +36,7 @@ def parse_args():
     parser.add_argument("--max_predictions_per_seq", type=int, default=20)
     parser.add_argument("--mixed_precision", choices=["bf16", "fp16"], default=None)
     parser.add_argument("--jit_compile", action="store_true")
+    parser.add_argument("--remat", action="store_true", help="recompute each transformer block in the backward pass")
     parser.add_argument("--compare", choices=["keras_hub"], default=None)
     parser.add_argument("--framework", choices=["official_bert", "keras_hub"], default="official_bert",
                         help="the model to time (--compare times keras_hub this way, in a child process)")
@@ -45,11 +49,9 @@ def parse_args():
 
 def train_flops_per_sequence(config, seq_length, predictions):
     """Matmul FLOPs of one forward + backward pass (3× forward) for one sequence."""
-    t, h, i, v = seq_length, config.hidden_size, config.intermediate_size, config.vocab_size
-    per_layer = 2 * t * h * 3 * h + 2 * 2 * t * t * h + 2 * t * h * h + 2 * 2 * t * h * i
+    h, v = config.hidden_size, config.vocab_size
     mlm = 2 * predictions * h * h + 2 * predictions * h * v
-    pooler_nsp = 2 * h * h + 2 * h * 2
-    return 3 * (config.num_hidden_layers * per_layer + mlm + pooler_nsp)
+    return 3 * (hardware.encoder_flops_per_sequence(config, seq_length) + mlm + 2 * h * 2)
 
 
 def synthetic_dataset(config, args):
@@ -65,8 +67,8 @@ def synthetic_dataset(config, args):
     return tf.data.Dataset.from_tensors((x, y)).repeat()
 
 
-def official_bert_model(config):
-    return BertPretrainer(BertEncoder(config))
+def official_bert_model(config, remat=False):
+    return BertPretrainer(BertEncoder(config, remat=remat))
 
 
 @keras.saving.register_keras_serializable(package="bench")
@@ -118,12 +120,13 @@ def time_training(model, dataset, args):
     return (time.perf_counter() - start) / args.steps, (time.process_time() - cpu_start) / args.steps
 
 
-def report(name, timing, config, args):
+def report(name, timing, config, args, peak_gflops):
     seconds_per_step, cpu_per_step = timing
     seq_per_s = args.batch_size / seconds_per_step
     tflops = seq_per_s * train_flops_per_sequence(config, args.seq_length, args.max_predictions_per_seq) / 1e12
     peak_gib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # Linux reports KiB
-    print(f"{name}: {seq_per_s:.2f} seq/s, {tflops * 1000:.1f} GFLOP/s "
+    print(f"{name}: {seq_per_s:.2f} seq/s, {tflops * 1000:.1f} GFLOP/s = {tflops * 1000 / peak_gflops:.0%} of the "
+          f"matmul peak "
           f"({seconds_per_step * 1000:.0f} ms/step wall, {cpu_per_step * 1000:.0f} ms/step CPU, "
           f"peak RSS {peak_gib:.1f} GiB)", flush=True)
     return seq_per_s
@@ -135,16 +138,22 @@ def main():
         keras.mixed_precision.set_global_policy({"bf16": "mixed_bfloat16", "fp16": "mixed_float16"}[
             args.mixed_precision])
     config = BertConfig.from_preset(args.preset)
+    peak = hardware.matmul_peak({"bf16": "bfloat16", "fp16": "float16"}.get(args.mixed_precision, "float32"))
+    print(hardware.machine_line(), flush=True)
+    print(f"matmul peak ({args.mixed_precision or 'fp32'}, 2048³): {peak:.0f} GFLOP/s", flush=True)
     print(f"preset {args.preset} (L={config.num_hidden_layers} H={config.hidden_size}), seq {args.seq_length}, "
           f"batch {args.batch_size}, {args.mixed_precision or 'fp32'}, jit_compile={args.jit_compile}, "
+          f"remat={args.remat}, "
           f"{args.warmup_steps} warm-up + {args.steps} timed steps", flush=True)
     dataset = synthetic_dataset(config, args)
     if args.framework == "keras_hub":
-        report("keras_hub", time_training(_KerasHubPretrainer(config), keras_hub_dataset(dataset), args), config, args)
+        report("keras_hub", time_training(_KerasHubPretrainer(config), keras_hub_dataset(dataset), args), config, args,
+               peak)
         return
     # KerasHub first, while this process holds no model: the two would not fit together at the large preset.
     theirs = _time_keras_hub_in_child() if args.compare == "keras_hub" else None
-    ours = report("official_bert", time_training(official_bert_model(config), dataset, args), config, args)
+    ours = report("official_bert", time_training(official_bert_model(config, args.remat), dataset, args), config, args,
+                  peak)
     if theirs is not None:
         print(f"official_bert {ours:.2f} keras_hub {theirs:.2f} ratio {ours / theirs:.2f}")
 

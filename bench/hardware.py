@@ -1,0 +1,55 @@
+"""What the benchmarks share: the machine (CPU features, oneDNN, load), the matmul peak each dtype reaches here,
+and the encoder's matmul FLOPs, which make a model's speed a share of that peak ("32 % of the bf16 matmul peak")."""
+
+import os
+import time
+
+import tensorflow as tf
+
+from official_bert.layers.activations import onednn_enabled
+from official_bert.training.precision import _read_cpu_flags
+
+_SHOWN_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_tile", "amx_int8")
+
+
+def machine_line():
+    """One line: CPU model, cores, the vector/matrix features that decide bf16 speed, oneDNN, load, GPUs."""
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), model)
+    except OSError:
+        pass
+    flags = _read_cpu_flags()
+    features = " ".join(flag for flag in _SHOWN_FLAGS if flag in flags) or "none of " + "/".join(_SHOWN_FLAGS)
+    gpus = tf.config.list_physical_devices("GPU")
+    return (f"{model}, {os.cpu_count()} cores; CPU features: {features}; oneDNN {'on' if onednn_enabled() else 'off'}; "
+            f"load average {load_line()}; GPUs: {len(gpus) or 'none'}")
+
+
+def load_line():
+    """The 1/5/15-minute load averages: on a shared machine the neighbours' share of the figures."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def matmul_peak(dtype, n=2048, seconds=2.0, device=None):
+    """GFLOP/s of an n×n×n tf.matmul in `dtype` (float32 or bfloat16), the median over about `seconds`."""
+    with tf.device(device or ("/GPU:0" if tf.config.list_physical_devices("GPU") else "/CPU:0")):
+        a = tf.cast(tf.random.normal([n, n]), dtype)
+        b = tf.cast(tf.random.normal([n, n]), dtype)
+        step = tf.function(lambda a, b: tf.reduce_sum(tf.cast(tf.matmul(a, b)[:1, :1], tf.float32)))
+        step(a, b).numpy()
+        times, start = [], time.perf_counter()
+        while time.perf_counter() - start < seconds or len(times) < 3:
+            t = time.perf_counter()
+            step(a, b).numpy()
+            times.append(time.perf_counter() - t)
+    times.sort()
+    return 2 * n**3 / times[len(times) // 2] / 1e9
+
+
+def encoder_flops_per_sequence(config, seq_length):
+    """Matmul FLOPs of one forward pass of the encoder and pooler over one sequence of seq_length tokens."""
+    t, h, i = seq_length, config.hidden_size, config.intermediate_size
+    per_layer = 2 * t * h * 3 * h + 2 * 2 * t * t * h + 2 * t * h * h + 2 * 2 * t * h * i
+    return config.num_hidden_layers * per_layer + 2 * h * h
