@@ -38,8 +38,7 @@ from official_bert.classification import ClassificationDataError
 from official_bert.classification.own_files import Columns
 from official_bert.classification.tsv_processor import TsvProcessor
 from official_bert.finetuning import run_task
-from official_bert.tasks import ClassificationTask
-from official_bert.tasks.own_files import OwnFilesTask
+from official_bert.tasks import ClassificationTask, OwnFilesTask
 from official_bert.tools.flags import (define_export_flags, define_finetuning_flags, define_model_flags,
                                        define_sweep_flags, finetuning_settings_from_flags)
 from official_bert.tools.sweep import sweep_from_flags
