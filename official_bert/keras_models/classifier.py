@@ -1,10 +1,16 @@
 """`TextClassifier`: a `BertClassifier` that takes text — single sentences or pairs; one label, several labels, or a
 score — with `from_checkpoint`, the paper's `compile`, one `.keras` file with its tokenizer, and `export`."""
 
+import json
+import os
+
 import keras
 import numpy as np
+import tensorflow as tf
 
 from official_bert.checkpoints import load_checkpoint, save_checkpoint
+from official_bert.classification.own_files import LABEL_FILE, MULTI_LABEL, REGRESSION, SINGLE_LABEL, read_label_file
+from official_bert.io import write_text
 from official_bert.export.classifier import export_classifier
 from official_bert.keras_models import text_model
 from official_bert.keras_models.preprocessor import TextPreprocessor
@@ -12,6 +18,8 @@ from official_bert.models.bert_classifier import BertClassifier
 
 # The Google name of the classifier's kernel, [num_classes, hidden] (the original run_classifier.py's).
 _HEAD = "output_weights"
+# A multi-label run_classifier.py output directory's decision thresholds: {"thresholds": {label: probability}}.
+_THRESHOLD_FILE = "thresholds.json"
 
 
 @keras.saving.register_keras_serializable(package="official_bert")
@@ -86,10 +94,12 @@ class TextClassifier(text_model.TextModelMixin, BertClassifier):
         Args:
             path: a Google TF1, Hugging Face or official_bert checkpoint (see `load_checkpoint`).
             num_classes: default: the checkpoint head's, or len(label_list).
-            label_list: default: a Hugging Face config's id2label.
+            label_list: default: the labels.json of a run_classifier.py output directory, or a Hugging Face
+                config's id2label.
             config, vocab_file, spm_model_file, do_lower_case, preserve_unused_tokens, sequence_length, dtype: see
                 `text_model.from_checkpoint_parts`.
-            multi_label, thresholds: as for the constructor.
+            multi_label, thresholds: as for the constructor; default: what labels.json and thresholds.json in a
+                run_classifier.py output directory say.
             **kwargs: passed to the constructor.
 
         Example:
@@ -105,7 +115,11 @@ class TextClassifier(text_model.TextModelMixin, BertClassifier):
         """
         encoder, preprocessor, located = text_model.from_checkpoint_parts(
             path, config, vocab_file, spm_model_file, do_lower_case, preserve_unused_tokens, sequence_length, dtype)
-        label_list = label_list or text_model.checkpoint_labels(located)
+        saved = read_label_file(located.directory) or {}  # a run_classifier.py output directory's labels.json
+        label_list = label_list or saved.get("labels") or text_model.checkpoint_labels(located)
+        multi_label = multi_label or saved.get("kind") == MULTI_LABEL
+        if multi_label and thresholds is None:
+            thresholds = _saved_thresholds(located.directory, label_list)
         head = text_model.head_size(located, _HEAD)
         num_classes = num_classes or head or (len(label_list) if label_list else None)
         if num_classes is None:
@@ -165,38 +179,55 @@ class TextClassifier(text_model.TextModelMixin, BertClassifier):
         if self.num_classes == 1:
             return logits[:, 0].tolist()
         if self.multi_label:
-            on = self.probabilities(logits) >= np.broadcast_to(self._thresholds(), logits.shape)
+            on = self.probabilities(logits) >= np.asarray(self._thresholds())
             return [[label for label, is_on in zip(self.labels, row) if is_on] for row in on]
         return [self.labels[i] for i in np.argmax(logits, axis=-1)]
 
     def _thresholds(self):
-        return np.asarray(0.5 if self.thresholds is None else self.thresholds, "float64")
+        """Each label's threshold."""
+        return np.broadcast_to(np.asarray(0.5 if self.thresholds is None else self.thresholds, "float64"),
+                               [self.num_classes]).tolist()
 
     def export(self, export_dir, text_b=False):
         """Writes the raw-text SavedModel run_classifier.py --export_dir writes (core TensorFlow ops for WordPiece,
-        versioned, requests padded to their longest row) as the next version in export_dir; returns its path.
+        versioned, requests padded to their longest row; a multi-label model's thresholds in it) as the next version
+        in export_dir; returns its path.
 
         Args:
             export_dir: the directory of versions, as TF Serving's --model_base_path.
             text_b: serve sentence pairs (inputs `text_a` and `text_b`; else `text_a` only).
         """
-        if self.multi_label:
-            raise NotImplementedError("export of a multi-label TextClassifier: the serving signature's per-label "
-                                      "thresholds are not written yet")
+        thresholds = self._thresholds() if self.multi_label else None
         return export_classifier(export_dir, self, self.preprocessor.spec, self.preprocessor.sequence_length,
-                                 self.labels, text_b=text_b)
+                                 self.labels, text_b=text_b, thresholds=thresholds)
 
     def save_checkpoint(self, directory, format="official_bert"):
-        """Writes the weights, config and vocab.txt as `save_checkpoint` does: a run_classifier.py --init_checkpoint
-        (or a Hugging Face / Google checkpoint); returns the checkpoint prefix or weights file.
+        """Writes the weights, config and vocab.txt as `save_checkpoint` does, with run_classifier.py's labels.json
+        (and a multi-label model's thresholds.json): a run_classifier.py --init_checkpoint (or a Hugging Face /
+        Google checkpoint); returns the checkpoint prefix or weights file.
 
         Args:
             directory: created if needed.
             format: "official_bert", "huggingface" or "google".
         """
-        spec = self.preprocessor.spec
-        return save_checkpoint(self, directory, format, vocab_file=spec.vocab_file)
+        written = save_checkpoint(self, directory, format, vocab_file=self.preprocessor.spec.vocab_file)
+        kind = REGRESSION if self.num_classes == 1 else MULTI_LABEL if self.multi_label else SINGLE_LABEL
+        write_text(os.path.join(directory, LABEL_FILE), json.dumps({"kind": kind, "labels": self.labels}, indent=2)
+                   + "\n")
+        if self.multi_label:
+            write_text(os.path.join(directory, _THRESHOLD_FILE), json.dumps(
+                {"thresholds": dict(zip(self.labels, self._thresholds()))}, indent=2) + "\n")
+        return written
 
     def get_config(self):
         return {**super().get_config(), "preprocessor": keras.saving.serialize_keras_object(self.preprocessor),
                 "label_list": self.label_list, "multi_label": self.multi_label, "thresholds": self.thresholds}
+
+
+def _saved_thresholds(directory, label_list):
+    path = os.path.join(directory, _THRESHOLD_FILE)
+    if not label_list or not tf.io.gfile.exists(path):
+        return None
+    with tf.io.gfile.GFile(path, "rb") as f:
+        saved = json.loads(f.read().decode("utf-8"))["thresholds"]
+    return [float(saved.get(label, 0.5)) for label in label_list]

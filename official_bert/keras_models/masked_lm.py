@@ -118,7 +118,7 @@ class MaskedLM(text_model.TextModelMixin, BertPretrainer):
         return results
 
     def _preprocess_element(self, *element):
-        x, y, _ = keras.utils.unpack_x_y_sample_weight(element[0] if len(element) == 1 else element)
+        x, y, _ = keras.utils.unpack_x_y_sample_weight(element)
         if y is not None:
             raise ValueError("MaskedLM.fit takes texts only: it masks them itself")
         return self._mask(self.preprocessor(x))

@@ -109,14 +109,15 @@ class TextModelMixin:
             parts.append(self.targets(y))
         if sample_weight is not None:
             parts.append(np.asarray(sample_weight, "float32"))
-        data = tf.data.Dataset.from_tensor_slices(tuple(parts) if len(parts) > 1 else parts[0])
+        # Keras's (x,), (x, y) or (x, y, sample_weight) elements: a pair of texts is one x.
+        data = tf.data.Dataset.from_tensor_slices(tuple(parts))
         if shuffle:
-            data = data.shuffle(len(parts[-1]), reshuffle_each_iteration=True)
+            data = data.shuffle(int(data.cardinality()), reshuffle_each_iteration=True)
         return data.batch(batch_size or BATCH_SIZE).map(self._preprocess_element, num_parallel_calls=tf.data.AUTOTUNE
                                                         ).prefetch(tf.data.AUTOTUNE)
 
     def _preprocess_element(self, *element):
-        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(element[0] if len(element) == 1 else element)
+        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(element)
         return keras.utils.pack_x_y_sample_weight(self.preprocessor(x), y, sample_weight)
 
 

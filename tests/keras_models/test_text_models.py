@@ -116,15 +116,16 @@ def test_the_keras_file_holds_everything(vocab_file, tmp_path):
     assert type(loaded.optimizer).__name__ == "AdamWeightDecay"
 
 
-def test_checkpoints_go_both_ways_with_run_classifier(vocab_file, tmp_path):
+@pytest.mark.parametrize("format", ["official_bert", "huggingface", "google"])
+def test_checkpoints_go_both_ways_with_their_heads(vocab_file, tmp_path, format):
     model = classifier(vocab_file, num_classes=3)
     texts = [a for a, _ in SINGLE]
     expected = model.predict(texts, verbose=0)
-    model.save_checkpoint(str(tmp_path / "ckpt"))
+    model.save_checkpoint(str(tmp_path / "ckpt"), format)
     # What run_classifier.py --init_checkpoint does with it: load_checkpoint into a BertClassifier.
     plain = BertClassifier(BertEncoder(tiny_config()), 3)
     report = load_checkpoint(plain, str(tmp_path / "ckpt"))
-    assert report.missing == [] and sorted(os.listdir(tmp_path / "ckpt"))[-1] == "vocab.txt"
+    assert report.missing == [] and {"vocab.txt", "labels.json"} <= set(os.listdir(tmp_path / "ckpt"))
     np.testing.assert_allclose(plain(python_inputs(vocab_file, texts), training=False), expected, rtol=0, atol=1e-6)
     # And back: the head's size and the vocabulary come from the directory.
     again = TextClassifier.from_checkpoint(str(tmp_path / "ckpt"), sequence_length=SEQ_LENGTH)
