@@ -111,7 +111,8 @@ def torch_call(config, precision, ids):
         num_attention_heads=config.num_attention_heads, intermediate_size=config.intermediate_size,
         hidden_act="gelu_new", max_position_embeddings=config.max_position_embeddings,
         type_vocab_size=config.type_vocab_size), add_pooling_layer=True).eval()
-    inputs = {"input_ids": torch.from_numpy(ids.astype(np.int64)), "attention_mask": torch.ones(ids.shape, dtype=torch.long),
+    inputs = {"input_ids": torch.from_numpy(ids.astype(np.int64)),
+              "attention_mask": torch.ones(ids.shape, dtype=torch.long),
               "token_type_ids": torch.zeros(ids.shape, dtype=torch.long)}
 
     def call():

@@ -30,7 +30,7 @@ from official_bert.export.precision import model_in_precision, resolve_export_pr
 from official_bert.export.tfhub import export_tfhub
 from official_bert.features import (DTYPES, OUTPUT_FORMATS, POOLINGS, FeatureError, FeatureExtractor,
                                     Progress, open_writer, parse_layers, read_inputs, tokenize_input)
-from official_bert.tools.flags import define_export_precision_flag, define_model_flags, tokenizer_spec_from_flags
+from official_bert.tools.flags import define_export_precision_flags, define_model_flags, tokenizer_spec_from_flags
 
 FLAGS = flags.FLAGS
 
@@ -56,7 +56,7 @@ flags.DEFINE_enum("pooling", "none", ("none", *POOLINGS), "none: every token's v
 flags.DEFINE_bool("normalize", False, "L2-normalise each pooled vector (with --pooling).")
 flags.DEFINE_string("export_dir", None, "Export a sentence-embedding SavedModel (raw `text` → `embedding`, the "
                     "--pooling vectors of --layers side by side) as a new version <export_dir>/<n>/.")
-define_export_precision_flag()  # of the --export_dir SavedModel; the TF Hub encoder stays float32, as Model Garden's
+define_export_precision_flags()  # of the --export_dir SavedModel; the TF Hub encoder stays float32, as Model Garden's
 flags.DEFINE_string("export_tfhub_dir", None, "Export the TF Hub pair <dir>/preprocess (raw text → encoder inputs "
                     "of --max_seq_length) and <dir>/encoder (→ pooled_output, sequence_output, encoder_outputs).")
 

@@ -119,7 +119,7 @@ def define_shared_flags():
                       "fixes initialization, dropout and the input order.")
 
 
-def define_export_precision_flag():
+def define_export_precision_flags():
     """Defines --export_precision (`official_bert.export.precision.resolve_export_precision` reads it)."""
     flags.DEFINE_enum("export_precision", "auto", ["auto", "fp32", "bf16"], "What the exported SavedModel computes "
                       "in (its inputs and outputs stay float32/strings): bf16 is faster where the hardware computes "
@@ -130,7 +130,7 @@ def define_export_precision_flag():
 def define_export_flags():
     """Defines --export_dir, --export_precision, --export_tflite_dir and --tflite_quantization."""
     flags.DEFINE_string("export_dir", None, "Export the model for TF Serving as a new version <export_dir>/<n>/.")
-    define_export_precision_flag()
+    define_export_precision_flags()
     flags.DEFINE_string("export_tflite_dir", None, "Also convert that export to LiteRT: "
                         "<export_tflite_dir>/model.tflite (token ids in, builtin ops only), text_model.tflite (raw "
                         "text in) where the converter can, and vocab.txt.")

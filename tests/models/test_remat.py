@@ -43,7 +43,8 @@ def losses_and_gradients(model, steps=2, training=True):
         return loss, tape.gradient(loss, model.trainable_variables)
 
     # Two steps: the second draws new dropout masks, which must again match.
-    return [(float(loss), [tf.convert_to_tensor(g).numpy() for g in grads]) for loss, grads in (step() for _ in range(steps))]
+    return [(float(loss), [tf.convert_to_tensor(g).numpy() for g in grads])
+            for loss, grads in (step() for _ in range(steps))]
 
 
 @pytest.mark.slow
