@@ -83,7 +83,7 @@ def sizes_and_latency(work):
     from official_bert.tokenization import load_vocab
 
     vocab_file = FLAGS.vocab_file or default_vocab()
-    line = english_lines(0.01)[0][3]
+    line = next(line for line in english_lines(0.01)[0] if 15 <= len(line.split()) <= 25)
     ids = packed_ids([line], vocab_file, FLAGS.seq_length)
     print(f"one request of one line ({len(line.split())} words), max_seq_length {FLAGS.seq_length}, "
           f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")

@@ -39,6 +39,7 @@ flags.DEFINE_integer("small_rows", 10_000, "Rows of the file whose peak memory t
 flags.DEFINE_integer("compare_rows", 50_000, "Rows the three rates are measured on.")
 flags.DEFINE_integer("batch_size", 32, "bert-predict's --batch_size, and the loop's.")
 flags.DEFINE_string("work_dir", None, "Where the files go (default: a temporary directory).")
+flags.DEFINE_bool("rates_only", False, "Measure the three rates alone.")
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(REPO, "data", "corpus", "sotu_heldout.txt")
@@ -87,8 +88,9 @@ def predict(input_file, output_file, *flags_, kill_after_rows=None):
 
 
 def tool_rate(stdout):
-    """The rows/s bert-predict's last line reports (its own time: start-up of Python and TensorFlow excluded)."""
-    return float(re.search(r"\(([\d,]+) rows/s\)", stdout).group(1).replace(",", ""))
+    """The rows/s bert-predict's last line reports (start-up of Python and TensorFlow and the model's loading
+    excluded, as the loop's are)."""
+    return float(re.search(r"\(([\d,]+) rows/s after", stdout).group(1).replace(",", ""))
 
 
 def loop_rate(texts):
@@ -116,6 +118,27 @@ def query_saved_model(texts):
     return list(zip(labels, probabilities))
 
 
+def check_big_file(work, big, small, texts):
+    """The big file's rows, ids and memory against the small one's, and 100 rows against query_saved_model."""
+    small_seconds, small_rss, _, _ = predict(small, os.path.join(work, "small.jsonl"))
+    big_out = os.path.join(work, "big.jsonl")
+    big_seconds, big_rss, big_stdout, _ = predict(big, big_out)
+    with open(big_out, encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f]
+    ids_ok = [row["id"] for row in rows] == [f"s{i + 1}" for i in range(FLAGS.rows)]
+    print(f"rows: {len(rows):,} written for {FLAGS.rows:,} input rows; ids in input order, each once: {ids_ok}")
+    sample = sorted(random.Random(0).sample(range(FLAGS.rows), 100))
+    answers = query_saved_model([texts[i] for i in sample])
+    same = sum(rows[i]["label"] == label and all(abs(p - q) <= 1e-4 for p, q in zip(
+        rows[i]["probabilities"].values(), probabilities)) for i, (label, probabilities) in zip(sample, answers))
+    print(f"query_saved_model.py: {same} of {len(sample)} sampled rows give the same label and probabilities "
+          "(within 1e-4)")
+    print(f"peak memory: {big_rss:,.0f} MiB for {FLAGS.rows:,} rows, {small_rss:,.0f} MiB for {FLAGS.small_rows:,} "
+          f"({big_rss / small_rss:.2f}x); times {big_seconds:.1f} s and {small_seconds:.1f} s; bert-predict on "
+          f"{FLAGS.rows:,} rows: {tool_rate(big_stdout):,.0f} rows/s")
+    return big_out
+
+
 def main(argv):
     del argv
     work = FLAGS.work_dir or tempfile.mkdtemp(prefix="bench_predict_")
@@ -128,32 +151,21 @@ def main(argv):
     print(f"inputs: {FLAGS.rows:,} and {FLAGS.small_rows:,} rows in {work}; batch size {FLAGS.batch_size}; "
           f"load {os.getloadavg()[0]:.1f}", flush=True)
 
-    small_seconds, small_rss, _, _ = predict(small, os.path.join(work, "small.jsonl"))
-    big_out = os.path.join(work, "big.jsonl")
-    big_seconds, big_rss, big_stdout, _ = predict(big, big_out)
-    with open(big_out, encoding="utf-8") as f:
-        rows = [json.loads(line) for line in f]
-    ids_ok = [row["id"] for row in rows] == [f"s{i + 1}" for i in range(FLAGS.rows)]
-    print(f"rows: {len(rows):,} written for {FLAGS.rows:,} input rows; ids in input order, each once: {ids_ok}")
-
-    sample = sorted(random.Random(0).sample(range(FLAGS.rows), 100))
-    answers = query_saved_model([texts[i] for i in sample])
-    same = sum(rows[i]["label"] == label and all(abs(p - q) <= 1e-4 for p, q in zip(
-        rows[i]["probabilities"].values(), probabilities)) for i, (label, probabilities) in zip(sample, answers))
-    print(f"query_saved_model.py: {same} of {len(sample)} sampled rows give the same label and probabilities "
-          "(within 1e-4)")
-    print(f"peak memory: {big_rss:,.0f} MiB for {FLAGS.rows:,} rows, {small_rss:,.0f} MiB for {FLAGS.small_rows:,} "
-          f"({big_rss / small_rss:.2f}x); times {big_seconds:.1f} s and {small_seconds:.1f} s")
-
+    if not FLAGS.rates_only:
+        big_out = check_big_file(work, big, small, texts)
+    # The loop before and after the two runs of the tool: how far the machine's load moved meanwhile.
+    loop_before = loop_rate(texts[:FLAGS.compare_rows])
     _, _, length_stdout, _ = predict(compare, os.path.join(work, "compare.jsonl"))
     _, _, order_stdout, _ = predict(compare, os.path.join(work, "compare_order.jsonl"), "--nolength_batching")
-    loop = loop_rate(texts[:FLAGS.compare_rows])
+    loop_after = loop_rate(texts[:FLAGS.compare_rows])
+    loop = (loop_before + loop_after) / 2
     length, order = tool_rate(length_stdout), tool_rate(order_stdout)
     print(f"rows/s over {FLAGS.compare_rows:,} rows at batch {FLAGS.batch_size}: serving_default in a loop "
-          f"{loop:,.0f} | bert-predict --nolength_batching {order:,.0f} ({order / loop:.2f}x) | bert-predict "
-          f"{length:,.0f} ({length / loop:.2f}x; length batching {length / order:.2f}x)")
-    print(f"bert-predict on {FLAGS.rows:,} rows: {tool_rate(big_stdout):,.0f} rows/s")
-
+          f"{loop:,.0f} ({loop_before:,.0f} before, {loop_after:,.0f} after) | bert-predict --nolength_batching "
+          f"{order:,.0f} ({order / loop:.2f}x) | bert-predict {length:,.0f} ({length / loop:.2f}x; length batching "
+          f"{length / order:.2f}x)")
+    if FLAGS.rates_only:
+        return
     killed_out = os.path.join(work, "killed.jsonl")
     predict(big, killed_out, kill_after_rows=FLAGS.rows // 2)
     with open(os.path.join(work, ".killed.jsonl.partial.json")) as f:

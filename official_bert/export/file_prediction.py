@@ -62,7 +62,8 @@ class PredictionSummary:
         written: ... rows written to the output ...
         skipped: ... and rows written to the errors file instead (--on_error=skip).
         resumed_from: the number of rows a previous, killed run had completed (0 for a fresh run).
-        seconds: this run's time.
+        seconds: this run's time ...
+        load_seconds: ... of which loading the SavedModel took this much.
         output_file, errors_file: the outputs (errors_file None without skipped rows).
     """
 
@@ -71,6 +72,7 @@ class PredictionSummary:
     skipped: int
     resumed_from: int
     seconds: float
+    load_seconds: float
     output_file: str
     errors_file: str = None
 
@@ -593,6 +595,7 @@ def predict_files(saved_model_dir, input_file, output_file, *, input_format=None
         for path in files:
             table_format(path, input_format)
         model = ServedModel(saved_model_dir, signature)
+        load_seconds = time.monotonic() - started
         mapping = _column_map(model, files, input_format, columns)
     except TableFileError as e:
         raise PredictionError(str(e)) from None
@@ -657,7 +660,7 @@ def predict_files(saved_model_dir, input_file, output_file, *, input_format=None
         raise
     output.finish()
     summary = PredictionSummary(output.rows, output.written, output.skipped, resumed_from,
-                                time.monotonic() - started, os.fspath(output_file),
+                                time.monotonic() - started, load_seconds, os.fspath(output_file),
                                 errors_file if output.skipped else None)
     if progress:
         progress.update(output.rows, final=True)
