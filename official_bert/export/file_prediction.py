@@ -481,15 +481,15 @@ class _Progress:
         self.report, self.total, self.start_rows, self.every = report, total, start_rows, every
         self.started = self.last = time.monotonic()
 
-    def update(self, rows, final=False):
+    def update(self, rows):
         now = time.monotonic()
-        if not final and now - self.last < self.every:
+        if now - self.last < self.every:
             return
         self.last = now
         done = rows - self.start_rows
         rate = done / max(now - self.started, 1e-9)
         line = f"{rows:,} rows, {rate:,.0f} rows/s"
-        if self.total and not final:
+        if self.total:
             left = max(self.total - rows, 0)
             line = f"{rows:,} of ~{self.total:,} rows ({min(rows / self.total, 1):.0%}), {rate:,.0f} rows/s, " + (
                 f"ETA {_duration(left / rate)}" if rate else "ETA ?")
@@ -662,6 +662,4 @@ def predict_files(saved_model_dir, input_file, output_file, *, input_format=None
     summary = PredictionSummary(output.rows, output.written, output.skipped, resumed_from,
                                 time.monotonic() - started, load_seconds, os.fspath(output_file),
                                 errors_file if output.skipped else None)
-    if progress:
-        progress.update(output.rows, final=True)
     return summary
