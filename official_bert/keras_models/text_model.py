@@ -33,6 +33,11 @@ class TextModelMixin:
     batched `tf.data.Dataset` whose elements are Keras's `x`, `(x, y)` or `(x, y, sample_weight)` with x a string
     batch or a pair of them (`((a, b), y)`). Each batch is tokenized and padded to its own longest row. A dict of
     the encoder's inputs passes straight to Keras.
+
+    Example:
+    >>> from official_bert.keras_models import MaskedLM, TextClassifier, TextEmbedder
+    >>> all(issubclass(model, TextModelMixin) for model in (MaskedLM, TextClassifier, TextEmbedder))
+    True
     """
 
     def compile(self, optimizer="auto", loss="auto", metrics="auto", *, learning_rate=LEARNING_RATE,
@@ -128,7 +133,12 @@ def _unpack(data):
 
 
 def texts_tensor(x):
-    """Texts as a string tensor [N], or a pair of them."""
+    """Texts (a list or array of strings, a pair of them, or an [N, 2] array) as a string tensor [N], or a pair.
+
+    Example:
+    >>> [t.numpy().tolist() for t in texts_tensor(np.array([["a", "b"], ["c", "d"]]))]
+    [[b'a', b'c'], [b'b', b'd']]
+    """
     if isinstance(x, tuple) and len(x) == 2 and not isinstance(x[0], (str, bytes)):
         return tuple(texts_tensor(part) for part in x)
     array = np.asarray(x, dtype=object)
@@ -158,6 +168,17 @@ def from_checkpoint_parts(path, config=None, vocab_file=None, spm_model_file=Non
 
     Returns:
         (encoder, preprocessor, located checkpoint).
+
+    Example:
+    >>> import tempfile
+    >>> from official_bert.checkpoints import save_checkpoint
+    >>> work = tempfile.TemporaryDirectory()
+    >>> vocab = os.path.join(work.name, "words.txt")
+    >>> _ = open(vocab, "w").write("[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\nHi\\n")
+    >>> _ = save_checkpoint(BertEncoder(BertConfig.from_preset("tiny", vocab_size=5)), work.name, vocab_file=vocab)
+    >>> encoder, preprocessor, located = from_checkpoint_parts(work.name, sequence_length=16)
+    >>> preprocessor.do_lower_case, preprocessor.vocabulary[-1], located.format  # "Hi": a cased vocabulary
+    (False, 'Hi', 'official_bert')
     """
     located = detect.locate(path)
     if config is None:
@@ -182,7 +203,16 @@ def from_checkpoint_parts(path, config=None, vocab_file=None, spm_model_file=Non
 
 
 def checkpoint_labels(located):
-    """The label names recorded beside a checkpoint (a Hugging Face config.json's id2label), or None."""
+    """The label names recorded beside a checkpoint (a Hugging Face config.json's id2label), or None.
+
+    Example:
+    >>> import tempfile
+    >>> work = tempfile.TemporaryDirectory()
+    >>> _ = open(os.path.join(work.name, "config.json"), "w").write('{"id2label": {"0": "neg", "1": "pos"}}')
+    >>> checkpoint_labels(detect.Located("huggingface", os.path.join(work.name, "model.safetensors"),
+    ...                                  os.path.join(work.name, "config.json")))
+    ['neg', 'pos']
+    """
     if located.config_file and os.path.basename(located.config_file) == "config.json":
         with tf.io.gfile.GFile(located.config_file, "rb") as f:
             id2label = json.loads(f.read().decode("utf-8")).get("id2label")
@@ -193,6 +223,18 @@ def checkpoint_labels(located):
 
 def head_size(located, name):
     """The first dimension of the checkpoint tensor `name` (a Google name, e.g. the classifier's output_weights),
-    or None where the checkpoint has no such tensor."""
+    or None where the checkpoint has no such tensor.
+
+    Example:
+    >>> import tempfile
+    >>> from official_bert import BertClassifier
+    >>> from official_bert.checkpoints import save_checkpoint
+    >>> work = tempfile.TemporaryDirectory()
+    >>> encoder = BertEncoder(BertConfig.from_preset("tiny", vocab_size=5, num_hidden_layers=1))
+    >>> _ = save_checkpoint(BertClassifier(encoder, 4), work.name, "google")
+    >>> located = detect.locate(work.name)
+    >>> head_size(located, "output_weights"), head_size(located, "cls/squad/output_weights")
+    (4, None)
+    """
     tensor = detect.open_source(located).tensors.get(name)
     return None if tensor is None else int(tensor.shape[0])

@@ -83,3 +83,26 @@ def test_minilm_fits_saves_reloads_and_serves_the_same(tmp_path, source, request
     np.testing.assert_allclose(child["logits"], logits, rtol=0, atol=1e-6)
     np.testing.assert_allclose(child["probabilities"], model.probabilities(logits), rtol=0, atol=1e-6)
     assert child["label"].tolist() == model.classify(dev_texts)
+
+
+def test_minilm_embedder_is_sentence_transformers_recipe_and_serves_it(tmp_path):
+    """Mean pooling and normalisation read from the directory; on the reference inputs, the embedding is the
+    NumPy mean-pool of transformers' last layer (tests/fixtures/minilm_reference.npz), normalised; the export serves
+    what predict gives."""
+    import tensorflow as tf
+
+    from official_bert.keras_models import TextEmbedder
+
+    embedder = TextEmbedder.from_checkpoint(MODEL_DIR)
+    assert (embedder.pooling, embedder.normalize, embedder.preprocessor.sequence_length) == ("mean", True, 256)
+    with np.load(os.path.join(REPO, "tests", "fixtures", "minilm_reference.npz")) as f:
+        inputs = {k: f[f"batch/{k}"] for k in ("input_word_ids", "input_mask", "input_type_ids")}
+        last = f["batch/layer_5"].astype("float64")
+    mask = inputs["input_mask"][:, :, None]
+    mean = (last * mask).sum(1) / mask.sum(1)
+    expected = mean / np.linalg.norm(mean, axis=1, keepdims=True)
+    np.testing.assert_allclose(embedder.predict(inputs, verbose=0), expected, rtol=0, atol=1e-5)
+    texts, _ = labelled_sentences(3, "dev")
+    served = tf.saved_model.load(embedder.export(str(tmp_path / "export"))).signatures["serving_default"](
+        text=tf.constant(texts))["embedding"].numpy()
+    np.testing.assert_allclose(served, embedder.predict(texts, verbose=0), rtol=0, atol=1e-6)
