@@ -60,6 +60,10 @@ class NewWord:
         pieces: the old vocabulary's WordPiece tokens for it, whose rows' mean is its initial row.
         piece_ids: their ids.
         replaced: the `[unusedX]` entry it overwrote (mode "unused"), else None.
+
+    Example:
+    >>> NewWord("covid", 1, ("co", "##vid"), (20, 21), "[unused0]").replaced
+    '[unused0]'
     """
 
     word: str
@@ -77,6 +81,10 @@ class CorpusWord:
         word: the word after the basic tokenizer (lowercased for an uncased model).
         count: its occurrences in the corpus.
         pieces: the WordPiece tokens the vocabulary splits it into.
+
+    Example:
+    >>> CorpusWord("isthmus", 70, ("ist", "##hm", "##us")).score
+    210
     """
 
     word: str
@@ -98,6 +106,11 @@ class ExtensionPlan:
         added: a `NewWord` per word to add, in the order given.
         skipped: (word, reason) for each word already in the vocabulary.
         vocab_size: the new vocabulary's size (the config's `vocab_size` after the extension).
+
+    Example:
+    >>> plan = plan_extension(["Genes"], ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "gene", "##s"], True, "append")
+    >>> plan.tokens[-1], plan.vocab_size
+    ('genes', 7)
     """
 
     tokens: list
@@ -119,6 +132,12 @@ class ExtensionReport:
         corpus_words: the `CorpusWord`s chosen from a corpus, else empty.
         not_copied: files beside the input checkpoint that were not copied (they may describe the old vocabulary
             or another model; copy those that still apply by hand).
+
+    Example:
+    >>> plan = plan_extension(["Genes"], ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "gene", "##s"], True, "append")
+    >>> print(ExtensionReport(plan, None, "google"))
+    1 new words, 7 entries in all; dry run: nothing written
+      genes -> id 6, starts as the mean of gene ##s
     """
 
     plan: ExtensionPlan
