@@ -10,7 +10,7 @@ TASK_NAMES = (*TSV_TASKS, "swag")
 
 
 def get_processor(task_name, data_dir=None, *, label_list=None, xnli_language=None, use_tfds=False,
-                  tfds_data_dir=None):
+                  tfds_data_dir=None, tsv_first_line=None):
     """Returns the DataProcessor of a task, checking the flags it needs.
 
     Args:
@@ -21,6 +21,8 @@ def get_processor(task_name, data_dir=None, *, label_list=None, xnli_language=No
         xnli_language: the XNLI language (e.g. "de"); only for xnli.
         use_tfds: read the task through tensorflow-datasets (GLUE and XNLI, prepared locally).
         tfds_data_dir: tfds's data_dir.
+        tsv_first_line: --tsv_first_line, for the tasks read from .tsv files: "header", "data" or None (a first
+            line holding a label is refused).
 
     Example:
     >>> get_processor("MNLI", "glue/MNLI").dev_splits
@@ -41,6 +43,9 @@ def get_processor(task_name, data_dir=None, *, label_list=None, xnli_language=No
                                       f" (got task {task_name}, language {xnli_language!r})")
     if task == "xnli" and xnli_language not in XNLI_LANGUAGES:
         raise ClassificationDataError(f"--xnli_language={xnli_language}: expected one of {', '.join(XNLI_LANGUAGES)}")
+    if tsv_first_line and (use_tfds or task == "swag"):
+        raise ClassificationDataError(f"--tsv_first_line is for tasks read from .tsv files, not --task_name={task}"
+                                      + (" with --use_tfds" if use_tfds else ""))
     if use_tfds:
         if task not in TFDS_TASKS:
             raise ClassificationDataError(f"--use_tfds: task {task} is not in tensorflow-datasets; it reads "
@@ -50,7 +55,8 @@ def get_processor(task_name, data_dir=None, *, label_list=None, xnli_language=No
         raise ClassificationDataError(f"--data_dir is needed by --task_name={task} (or pass --use_tfds)")
     if task == "swag":
         return SwagProcessor(data_dir)
-    return TsvProcessor(TSV_TASKS[task], data_dir, label_list=label_list, language=xnli_language)
+    return TsvProcessor(TSV_TASKS[task], data_dir, label_list=label_list, language=xnli_language,
+                        first_line=tsv_first_line)
 
 
 def _check_label_list(task, label_list):

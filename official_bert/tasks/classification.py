@@ -43,6 +43,7 @@ class ClassificationTask(FineTuningTask):
         freeze_encoder: --freeze_encoder (the feature-based approach of the paper's Table 7).
         doc_stride: --doc_stride (0: truncate long texts; N: windows N tokens apart).
         window_pooling: --window_pooling ("mean" or "max").
+        tsv_first_line: --tsv_first_line ("header", "data" or None), for the tasks read from .tsv files.
 
     Example:
     >>> task = ClassificationTask("mnli", "glue/MNLI")
@@ -51,10 +52,10 @@ class ClassificationTask(FineTuningTask):
     """
 
     def __init__(self, task_name, data_dir=None, label_list=None, xnli_language="zh", use_tfds=False,
-                 tfds_data_dir=None, freeze_encoder=False, doc_stride=0, window_pooling="mean"):
+                 tfds_data_dir=None, freeze_encoder=False, doc_stride=0, window_pooling="mean", tsv_first_line=None):
         self.processor = get_processor(task_name, data_dir, label_list=label_list,
                                        xnli_language=xnli_language if task_name.lower() == "xnli" else None,
-                                       use_tfds=use_tfds, tfds_data_dir=tfds_data_dir)
+                                       use_tfds=use_tfds, tfds_data_dir=tfds_data_dir, tsv_first_line=tsv_first_line)
         self.name = self.processor.task_name
         # AX, a test set alone, has no dev metric: it can be predicted, not evaluated, swept or kept best.
         self.metric = best_metric(self.name, self.processor.dev_splits) if self.processor.dev_splits else None

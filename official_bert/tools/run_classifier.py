@@ -36,7 +36,6 @@ from absl import flags
 
 from official_bert.classification import ClassificationDataError
 from official_bert.classification.own_files import Columns
-from official_bert.classification.tsv_processor import TsvProcessor
 from official_bert.finetuning import run_task
 from official_bert.tasks import ClassificationTask, OwnFilesTask
 from official_bert.tools.flags import (define_export_flags, define_finetuning_flags, define_model_flags,
@@ -136,11 +135,8 @@ def _task():
     task = ClassificationTask(FLAGS.task_name, FLAGS.data_dir, label_list=FLAGS.label_list,
                               xnli_language=FLAGS.xnli_language, use_tfds=FLAGS.use_tfds,
                               tfds_data_dir=FLAGS.tfds_data_dir, freeze_encoder=FLAGS.freeze_encoder,
-                              doc_stride=FLAGS.doc_stride, window_pooling=FLAGS.window_pooling)
-    if FLAGS.tsv_first_line:
-        if not isinstance(task.processor, TsvProcessor):
-            cli.fail(f"--tsv_first_line is for tasks read from .tsv files, not --task_name={FLAGS.task_name}")
-        task.processor.first_line = FLAGS.tsv_first_line
+                              doc_stride=FLAGS.doc_stride, window_pooling=FLAGS.window_pooling,
+                              tsv_first_line=FLAGS.tsv_first_line)
     return task
 
 

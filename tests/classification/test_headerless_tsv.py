@@ -16,9 +16,7 @@ ROWS = [["great", "pos"], ["awful", "neg"], ["fine", "pos"]]
 
 
 def single(data_dir, first_line=None):
-    processor = get_processor("single", str(data_dir), label_list="neg,pos")
-    processor.first_line = first_line
-    return processor
+    return get_processor("single", str(data_dir), label_list="neg,pos", tsv_first_line=first_line)
 
 
 def test_a_file_without_its_header_is_refused_naming_the_line_and_the_flag(tmp_path):
