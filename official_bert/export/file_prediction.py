@@ -397,6 +397,12 @@ class _Output:
         self._out.close()
         self._errors.close()
 
+    def discard(self):
+        self.close()
+        for path in (self.partial, self.errors_partial, self.state_file):
+            if os.path.exists(path):
+                os.remove(path)
+
 
 def _move(local, target):
     if is_remote(target):
@@ -655,8 +661,11 @@ def predict_files(saved_model_dir, input_file, output_file, *, input_format=None
                 progress.update(rows)
         if output.rows == 0:
             raise PredictionError(f"--input_file={input_file}: no rows to predict")
+    except Error:
+        output.discard()  # bad input: a rerun needs another input, so nothing here can be continued
+        raise
     except BaseException:
-        output.close()
+        output.close()  # Ctrl-C, SIGTERM: the same command continues from the partial files
         raise
     output.finish()
     summary = PredictionSummary(output.rows, output.written, output.skipped, resumed_from,

@@ -103,7 +103,7 @@ def test_bad_rows_fail_naming_the_row_or_go_to_the_side_file(export, tmp_path):
     write_jsonl(tmp_path / "in.jsonl", rows)
     with pytest.raises(PredictionError, match=r"in\.jsonl, row 7: the column 'text_a' is empty \(--on_error=skip"):
         predict_files(str(export), str(tmp_path / "in.jsonl"), str(tmp_path / "out.jsonl"), report=None)
-    assert not os.path.exists(tmp_path / "out.jsonl")
+    assert os.listdir(tmp_path) == ["in.jsonl"]  # no output, and no partial files: bad input is not continued
     summary = predict_files(str(export), str(tmp_path / "in.jsonl"), str(tmp_path / "out.jsonl"), on_error="skip",
                             batch_size=3, window=5, report=None)
     assert (summary.written, summary.skipped) == (17, 3)
