@@ -5,6 +5,7 @@ import json
 import os
 import re
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -166,8 +167,11 @@ def test_losses_equal_numpy():
     weighted = ClassWeightedCrossentropy([1.0, 4.0, 0.5])
     assert float(weighted(ids, logits)) == pytest.approx(
         single_label_metrics(["a", "b", "c"], ids, logits, [1.0, 4.0, 0.5])["loss"], rel=1e-5)
-    restored = MultiLabelCrossentropy.from_config(loss.get_config())
-    assert restored.positive_weights == [2.0, 1.0, 5.0]
+    for original in (loss, weighted):
+        restored = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(original))
+        assert type(restored) is type(original) and restored.get_config() == original.get_config()
+        targets = multi_hot if original is loss else ids
+        assert float(restored(targets, logits)) == float(original(targets, logits))
 
 
 def test_multi_hot_labels_through_the_feature_cache(tmp_path):

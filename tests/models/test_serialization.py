@@ -102,10 +102,11 @@ MODELS = {
                          {**encoder_inputs(), "masked_lm_positions": np.array([[1, 2], [0, 3]], "int32")}),
 }
 # Registered objects that are not layers or models, covered by their own tests: the optimizers and the schedule
-# (test_optimization.py), the NER token accuracy (test_run_ner.py), the GELU functions (test_model.py); and
-# MaskedLMHead, which shares the encoder's word embeddings and so round-trips inside BertPretrainer (above).
+# (test_optimization.py), the NER token accuracy (test_run_ner.py), the GELU functions (test_model.py), the own-data
+# losses (tests/classification/test_own_files.py); and MaskedLMHead, which shares the encoder's word embeddings and
+# so round-trips inside BertPretrainer (above).
 NOT_LAYERS = {"AdamWeightDecay", "Lamb", "WarmupPolynomialDecay", "TokenAccuracy", "gelu_erf", "gelu_tanh",
-              "MaskedLMHead"}
+              "MaskedLMHead", "ClassWeightedCrossentropy", "MultiLabelCrossentropy"}
 
 
 def _outputs(obj, args):
