@@ -14,7 +14,7 @@ Added: --output_format=npz|tfrecord (float32 or --output_dtype=float16 arrays, p
 token offsets); --pooling=cls|mean|max (one vector per text and layer instead of one per token) and --normalize
 (L2): --layers=-1 --pooling=mean --normalize is a sentence-transformers model's embedding (all-MiniLM-L6-v2:
 --max_seq_length=256); --export_dir (a SavedModel whose serving_default takes raw `text` and returns that
-`embedding`); --export_tfhub_dir (the TF Hub pair <dir>/preprocess and <dir>/encoder, as Model Garden's). Any
+`embedding`; --export_tflite_dir converts it to LiteRT files); --export_tfhub_dir (the TF Hub pair <dir>/preprocess and <dir>/encoder, as Model Garden's). Any
 checkpoint format loads (Google's TF1, Hugging Face, ours). The input is streamed: memory stays flat however long
 it is, and progress lines give the rate. Exit status 1 with a one-line message on bad flags or input.
 """
@@ -26,11 +26,13 @@ from absl import flags
 from official_bert import BertConfig, BertEncoder
 from official_bert.checkpoints import load_checkpoint, resolve_causal_attention
 from official_bert.export.embedding import export_embedding
+from official_bert.export.tflite import export_tflite
 from official_bert.export.precision import model_in_precision, resolve_export_precision
 from official_bert.export.tfhub import export_tfhub
 from official_bert.features import (DTYPES, OUTPUT_FORMATS, POOLINGS, FeatureError, FeatureExtractor,
                                     Progress, open_writer, parse_layers, read_inputs, tokenize_input)
-from official_bert.tools.flags import define_export_precision_flags, define_model_flags, tokenizer_spec_from_flags
+from official_bert.tools.flags import (define_export_precision_flags, define_model_flags, define_tflite_flags,
+                                       tokenizer_spec_from_flags)
 
 FLAGS = flags.FLAGS
 
@@ -56,12 +58,15 @@ flags.DEFINE_enum("pooling", "none", ("none", *POOLINGS), "none: every token's v
 flags.DEFINE_bool("normalize", False, "L2-normalise each pooled vector (with --pooling).")
 flags.DEFINE_string("export_dir", None, "Export a sentence-embedding SavedModel (raw `text` → `embedding`, the "
                     "--pooling vectors of --layers side by side) as a new version <export_dir>/<n>/.")
+define_tflite_flags()  # LiteRT files of the --export_dir SavedModel
 define_export_precision_flags()  # of the --export_dir SavedModel; the TF Hub encoder stays float32, as Model Garden's
 flags.DEFINE_string("export_tfhub_dir", None, "Export the TF Hub pair <dir>/preprocess (raw text → encoder inputs "
                     "of --max_seq_length) and <dir>/encoder (→ pooled_output, sequence_output, encoder_outputs).")
 
 
 def main():
+    if FLAGS.export_tflite_dir and not FLAGS.export_dir:
+        raise FeatureError("--export_tflite_dir converts the --export_dir SavedModel: pass --export_dir too")
     if not (FLAGS.input_file or FLAGS.export_dir or FLAGS.export_tfhub_dir):
         raise FeatureError("nothing to do: pass --input_file and --output_file, --export_dir or --export_tfhub_dir")
     if bool(FLAGS.input_file) != bool(FLAGS.output_file):
@@ -109,6 +114,10 @@ def main():
         path = export_embedding(FLAGS.export_dir, model_in_precision(encoder, precision), tokenizer_spec,
                                 FLAGS.max_seq_length, layers, pooling, FLAGS.normalize)
         print(f"exported the sentence-embedding SavedModel to {path}")
+        if FLAGS.export_tflite_dir:
+            written = export_tflite(path, FLAGS.export_tflite_dir, FLAGS.tflite_quantization)
+            print(f"wrote the LiteRT {written.model_path}" + (f" and {written.text_model_path}"
+                  if written.text_model_path else f" (no text_model.tflite: {written.text_problem})"))
     if FLAGS.export_tfhub_dir:
         paths = export_tfhub(FLAGS.export_tfhub_dir, encoder, tokenizer_spec, FLAGS.max_seq_length)
         print(f"exported the TF Hub preprocess and encoder SavedModels to {' and '.join(paths)}")

@@ -131,6 +131,11 @@ def define_export_flags():
     """Defines --export_dir, --export_precision, --export_tflite_dir and --tflite_quantization."""
     flags.DEFINE_string("export_dir", None, "Export the model for TF Serving as a new version <export_dir>/<n>/.")
     define_export_precision_flags()
+    define_tflite_flags()
+
+
+def define_tflite_flags():
+    """Defines --export_tflite_dir and --tflite_quantization: LiteRT files of a tool's --export_dir SavedModel."""
     flags.DEFINE_string("export_tflite_dir", None, "Also convert that export to LiteRT: "
                         "<export_tflite_dir>/model.tflite (token ids in, builtin ops only), text_model.tflite (raw "
                         "text in) where the converter can, and vocab.txt.")

@@ -19,6 +19,7 @@ from official_bert.export.text import TextPacker
 from official_bert.export.tflite import LiteRtExportError, convert_signature, export_tflite
 from official_bert.text.tokenizer_spec import TokenizerSpec
 from tests.export.test_export import spread
+from tests.features.test_extract_features import model, model_flags, run_cli  # noqa: F401  (model: a fixture)
 from tests.finetuning.test_run_classifier import SEQ_LENGTH, tiny_config, write_model_files
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -134,3 +135,24 @@ def test_the_tool_converts_the_newest_version_prints_sizes_and_names_what_blocks
     np.testing.assert_allclose(run_tflite(str(tmp_path / "lite" / "model.tflite"), exported["inputs"])["logits"],
                                run_tflite(exported["lite"]["none"].model_path, exported["inputs"])["logits"],
                                atol=0.05, rtol=0.01)
+
+
+@pytest.mark.slow
+def test_extract_features_converts_its_embedding_export(model, tmp_path):  # noqa: F811  (the fixture)
+    result = run_cli(*model_flags(model), f"--export_dir={tmp_path / 'export'}", "--layers=-1", "--pooling=mean",
+                     "--normalize", f"--export_tflite_dir={tmp_path / 'lite'}", "--tflite_quantization=none")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert f"wrote the LiteRT {tmp_path / 'lite' / 'model.tflite'} (no text_model.tflite: " in result.stdout
+    rng = np.random.default_rng(0)
+    mask = (np.arange(12) < rng.integers(3, 13, (5, 1))).astype(np.int32)
+    inputs = {"input_word_ids": rng.integers(5, 21, mask.shape).astype(np.int32) * mask, "input_mask": mask,
+              "input_type_ids": np.zeros_like(mask)}
+    serving = tf.saved_model.load(str(tmp_path / "export" / "1")).signatures["serve_tensors"]
+    expected = serving(**{k: tf.constant(v) for k, v in inputs.items()})["embedding"].numpy()
+    np.testing.assert_allclose(run_tflite(str(tmp_path / "lite" / "model.tflite"), inputs)["embedding"], expected,
+                               atol=1e-5)
+    assert not [op for op in ops_of(str(tmp_path / "lite" / "model.tflite")) if op not in _BUILTIN_NAMES.values()]
+    refused = run_cli(*model_flags(model), f"--export_tflite_dir={tmp_path / 'lite2'}")
+    assert refused.returncode == 1
+    assert refused.stderr.strip().endswith("--export_tflite_dir converts the --export_dir SavedModel: pass "
+                                           "--export_dir too")
