@@ -14,9 +14,10 @@ Added: --output_format=npz|tfrecord (float32 or --output_dtype=float16 arrays, p
 token offsets); --pooling=cls|mean|max (one vector per text and layer instead of one per token) and --normalize
 (L2): --layers=-1 --pooling=mean --normalize is a sentence-transformers model's embedding (all-MiniLM-L6-v2:
 --max_seq_length=256); --export_dir (a SavedModel whose serving_default takes raw `text` and returns that
-`embedding`; --export_tflite_dir converts it to LiteRT files); --export_tfhub_dir (the TF Hub pair <dir>/preprocess and <dir>/encoder, as Model Garden's). Any
-checkpoint format loads (Google's TF1, Hugging Face, ours). The input is streamed: memory stays flat however long
-it is, and progress lines give the rate. Exit status 1 with a one-line message on bad flags or input.
+`embedding`; --export_tflite_dir converts it to LiteRT files); --export_tfhub_dir (the TF Hub pair <dir>/preprocess
+and <dir>/encoder, as Model Garden's). Any checkpoint format loads (Google's TF1, Hugging Face, ours). The input is
+streamed: memory stays flat however long it is, and progress lines give the rate. Exit status 1 with a one-line
+message on bad flags or input.
 """
 
 from official_bert.tools import cli  # first: it quiets TensorFlow's C++ start-up logging
