@@ -126,7 +126,7 @@ class GraphBasicTokenizer:
         cp = tf.where(final_sigma, tables.SMALL_FINAL_SIGMA, chars.cp)
         at = tf.where(_has(chars.flags, tables.MAPPED) & ~final_sigma)[:, 0]
         keys, splits, values = (tf.constant(a) for a in self._lowercase)
-        index = tf.searchsorted(keys, tf.gather(cp, at))
+        index = _lower_bound(keys, tf.gather(cp, at))
         chars = _replace_by_sequences(chars, cp, at, index, splits, values)
         return chars._replace(flags=self._flags.lookup(chars.cp))
 
@@ -135,7 +135,7 @@ class GraphBasicTokenizer:
         canonical order, then composed as NFC composes them (a mark not blocked from the run's starter; a starter
         with the lone starter before it: Hangul, two-part vowels)."""
         keys, splits, values = (tf.constant(a) for a in self._decomposition)
-        index = tf.minimum(tf.searchsorted(keys, chars.cp), tf.size(keys) - 1)
+        index = tf.minimum(_lower_bound(keys, chars.cp), tf.size(keys) - 1)
         at = tf.where(tf.equal(tf.gather(keys, index), chars.cp))[:, 0]
         chars = _replace_by_sequences(chars, chars.cp, at, tf.gather(index, at), splits, values)
         ccc = tf.cast(self._combining.lookup(chars.cp), tf.int64)
@@ -146,7 +146,7 @@ class GraphBasicTokenizer:
 
         def compose(first, second):
             key = first * tables.PAIR_UNIT + second
-            found = tf.minimum(tf.searchsorted(pairs, key), tf.size(pairs) - 1)
+            found = tf.minimum(_lower_bound(pairs, key), tf.size(pairs) - 1)
             return tf.where(tf.equal(tf.gather(pairs, found), key), tf.gather(composites, found), -1)
 
         # First a starter whose run has no marks takes the starter after it (a two-part vowel's halves, Hangul L +
@@ -389,6 +389,12 @@ def _decode_utf8(text):
 
     cp, row, at = tf.cond(tf.reduce_all(data < 0x80), ascii, utf8)
     return cp, row, at - tf.gather(row_starts, row), nrows
+
+
+def _lower_bound(sorted_values, values):
+    """tf.searchsorted(side="left") of integers, written as the right side of values - 1: the same indices, but an
+    UpperBound op, which LiteRT's Select TF ops carry (LowerBound it does not), so a raw-text export converts."""
+    return tf.searchsorted(sorted_values, values - 1, side="right")
 
 
 def utf8_length(cp):
