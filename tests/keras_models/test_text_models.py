@@ -105,7 +105,7 @@ def test_each_kind_learns_its_task(vocab_file, kind):
 def test_the_keras_file_holds_everything(vocab_file, tmp_path):
     model = classifier(vocab_file, label_list=["neg", "pos"])
     texts = [a for a, _ in SINGLE]
-    model.fit(texts, [label for _, label in SINGLE], batch_size=4, verbose=0)
+    model.fit(texts, [["neg", "pos"][int(label)] for _, label in SINGLE], batch_size=4, verbose=0)
     expected = model.predict(texts, verbose=0)
     model.save(str(tmp_path / "m.keras"))
     os.remove(vocab_file)
@@ -132,7 +132,7 @@ def test_checkpoints_go_both_ways_with_their_heads(vocab_file, tmp_path, format)
     assert again.num_classes == 3
     np.testing.assert_allclose(again.predict(texts, verbose=0), expected, rtol=0, atol=1e-6)
     with pytest.raises(ValueError, match="3 outputs, num_classes=2"):
-        TextClassifier.from_checkpoint(str(tmp_path / "ckpt"), 2)
+        TextClassifier.from_checkpoint(str(tmp_path / "ckpt"), 2, sequence_length=SEQ_LENGTH)
 
 
 def test_the_embedder_is_the_mean_of_the_encoders_outputs(vocab_file):
@@ -168,6 +168,6 @@ def test_masked_lm_fills_in_as_fill_mask_does(vocab_file, tmp_path):
                                    rtol=0, atol=1e-6)
     with pytest.raises(Exception, match="no masked-LM head"):
         save_checkpoint(BertEncoder(tiny_config()), str(tmp_path / "encoder"), vocab_file=vocab_file)
-        MaskedLM.from_checkpoint(str(tmp_path / "encoder"))
+        MaskedLM.from_checkpoint(str(tmp_path / "encoder"), sequence_length=SEQ_LENGTH)
     history = model.fit(["the movie is good", "a dog sat", "the cat ran"] * 8, batch_size=4, epochs=2, verbose=0)
     assert history.history["masked_lm_loss"][-1] > 0
