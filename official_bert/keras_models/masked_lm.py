@@ -129,8 +129,12 @@ class MaskedLM(text_model.TextModelMixin, BertPretrainer):
         chosen = ((packed["input_mask"] == 1) & (ids != self._special["start_of_sequence_id"])
                   & (ids != self._special["end_of_segment_id"])
                   & (tf.random.uniform(shape) < self.masked_lm_prob))
-        positions = tf.ragged.boolean_mask(tf.broadcast_to(tf.range(shape[1]), shape), chosen).to_tensor(0)
-        weights = tf.ragged.boolean_mask(tf.ones(shape), chosen).to_tensor(0.0)
+        # One more slot (position 0, weight 0) than the batch needs, so that a batch with nothing chosen still has one.
+        padding = tf.zeros([shape[0], 1], tf.int32)
+        positions = tf.concat([tf.ragged.boolean_mask(tf.broadcast_to(tf.range(shape[1]), shape), chosen).to_tensor(0),
+                               padding], axis=1)
+        weights = tf.concat([tf.ragged.boolean_mask(tf.ones(shape), chosen).to_tensor(0.0),
+                             tf.cast(padding, tf.float32)], axis=1)
         originals = tf.gather(ids, positions, batch_dims=1)
         draw = tf.random.uniform(shape)
         random_ids = tf.random.uniform(shape, 0, self._special["vocab_size"], tf.int32)
