@@ -77,6 +77,7 @@ def test_compile_defaults_are_the_papers_and_fit_spans_the_schedule(vocab_file):
 
 # Pairs go through the same input path (their logits: test_texts_in_every_form_...); the tiny model learns MRPC-like
 # pairs too slowly for this test (0.72 → 0.34 in 40 epochs).
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["single", "multi_label", "regression"])
 def test_each_kind_learns_its_task(vocab_file, kind):
     if kind == "single":
