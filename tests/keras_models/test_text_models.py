@@ -47,6 +47,7 @@ def python_inputs(vocab_file, texts_a, texts_b=None):
             (("input_word_ids", "input_ids"), ("input_mask", "input_mask"), ("input_type_ids", "segment_ids"))}
 
 
+@pytest.mark.slow
 def test_texts_in_every_form_give_the_logits_of_the_python_features(vocab_file):
     model = classifier(vocab_file)
     texts = [a for a, _ in SINGLE]
