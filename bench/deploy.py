@@ -17,7 +17,6 @@ on the dev set from serving_default against each model.tflite's (ids from the Py
 features are packed): agreement and accuracy. Figures on a shared machine are noisy.
 """
 
-import csv
 import os
 import shutil
 import tempfile
@@ -122,10 +121,10 @@ def dev_agreement(work):
     import tensorflow as tf
 
     from official_bert.export.tflite import export_tflite, saved_model_version
+    from official_bert.io.table_files import read_rows
 
     path = saved_model_version(FLAGS.export_dir)
-    with open(FLAGS.dev_file, encoding="utf-8", newline="") as f:
-        rows = list(csv.DictReader(f, delimiter="\t"))
+    rows = [row for _, row in read_rows(FLAGS.dev_file, "tsv", columns=("sentence", "label"))]
     texts, gold = [row["sentence"] for row in rows], np.array([row["label"] for row in rows])
     serving = tf.saved_model.load(path).signatures
     seq_length = serving["serve_tensors"].structured_input_signature[1]["input_word_ids"].shape[1]

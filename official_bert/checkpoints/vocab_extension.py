@@ -179,7 +179,7 @@ def read_vocab_lines(vocab_file):
     """
     tokenization.load_vocab(vocab_file)  # its checks and messages: missing, empty, not UTF-8
     with tf.io.gfile.GFile(vocab_file, "rb") as f:
-        text = f.read().decode("utf-8")
+        text = f.read().decode("utf-8-sig")  # a leading BOM dropped, as load_vocab drops it
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()
