@@ -48,7 +48,7 @@ def test_the_toy_task_trains_evaluates_and_exports(tmp_path):
             f"--bert_config_file={config}", f"--output_dir={tmp_path / 'out'}", f"--max_seq_length={SEQ_LENGTH}",
             "--train_batch_size=4", "--eval_batch_size=4", "--learning_rate=1e-3", "--num_train_epochs=2",
             "--do_train", "--do_eval", f"--export_dir={tmp_path / 'export'}", "--mixed_precision=bf16",
-            "--length_bucket_width=4", "--bucket_by_length", "--nodo_lower_case"]
+            "--export_precision=bf16", "--length_bucket_width=4", "--bucket_by_length", "--nodo_lower_case"]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=600, cwd=tmp_path,
                           env=dict(os.environ, PYTHONPATH=f"{tmp_path}:{REPO}", CUDA_VISIBLE_DEVICES=""))
     assert done.returncode == 0, done.stderr[-3000:]

@@ -14,6 +14,7 @@ import tensorflow as tf
 
 from official_bert import BertConfig, BertEncoder, load_checkpoint
 from official_bert.finetuning import load_trained_weights
+from official_bert.finetuning.driver import build_encoder
 from official_bert.tasks.classification import ClassificationTask
 from tests.cli import test_run_ner, test_run_squad
 from tests.finetuning import test_run_classifier
@@ -94,7 +95,8 @@ def test_run_classifier_fine_tunes_and_exports_left_only(ltr, tmp_path):
     tool("run_classifier.py", "--task_name=mrpc", f"--data_dir={tmp_path / 'data'}", *model_flags(ltr),
          f"--output_dir={tmp_path / 'run'}", "--max_seq_length=16", "--train_batch_size=4", "--do_train",
          "--num_train_epochs=1", f"--export_dir={tmp_path / 'export'}",
-         "--mixed_precision=fp32")  # "auto" is bfloat16 on a CPU with AVX512_BF16; the comparison below is float32
+         "--mixed_precision=fp32", "--export_precision=fp32")  # "auto" is bf16 on a CPU with AVX512_BF16; the
+    # comparison below is float32
     config = BertConfig.from_json_file(str(tmp_path / "run" / "bert_config.json"))
     assert config.causal_attention  # recorded again, for whatever loads this fine-tuned model next
     encoder = BertEncoder(config)
@@ -103,7 +105,8 @@ def test_run_classifier_fine_tunes_and_exports_left_only(ltr, tmp_path):
     assert_causal([encoder(x)["sequence_output"] for x in inputs], cut)
     # The export computes as the causal model does, and not as the same weights computed bidirectionally.
     task = ClassificationTask("mrpc", str(tmp_path / "data"))
-    models = {causal: task.build_model(config.replace(causal_attention=causal), None, None) for causal in (True, False)}
+    models = {causal: task.build_model(build_encoder(config.replace(causal_attention=causal)))
+              for causal in (True, False)}
     load_trained_weights(models[True], str(tmp_path / "run"))  # as the tool does before it exports: head included
     models[False].set_weights(models[True].get_weights())  # the same weights bidirectionally (a load refuses them)
     logits = {causal: np.asarray(model(inputs[1])) for causal, model in models.items()}
