@@ -142,7 +142,9 @@ class TextClassifier(text_model.TextModelMixin, BertClassifier):
 
     def default_metrics(self):
         if self.num_classes == 1:
-            return [keras.metrics.PearsonCorrelation(name="pearson")]
+            # Across each batch's rows (axis 0; Keras's default, the last axis, is a single score: NaN), averaged
+            # over the batches.
+            return [keras.metrics.PearsonCorrelation(axis=0, name="pearson")]
         if self.multi_label:
             return [keras.metrics.BinaryAccuracy(name="accuracy", threshold=0.0)]  # on logits: probability 0.5
         return [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]

@@ -117,11 +117,10 @@ class MaskedLM(text_model.TextModelMixin, BertPretrainer):
                                          probabilities[row, m].numpy().tolist())) for m in range(count)])
         return results
 
-    def _preprocess_element(self, *element):
-        x, y, _ = keras.utils.unpack_x_y_sample_weight(element)
+    def _packed_batch(self, inputs, y=None, sample_weight=None):
         if y is not None:
             raise ValueError("MaskedLM.fit takes texts only: it masks them itself")
-        return self._mask(self.preprocessor(x))
+        return self._mask(inputs)
 
     def _mask(self, packed):
         ids = packed["input_word_ids"]

@@ -109,21 +109,46 @@ class TextModelMixin:
             if y is not None or sample_weight is not None:
                 raise ValueError("pass the labels inside the tf.data.Dataset, as (x, y) elements, not as y")
             return x.map(self._preprocess_element, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
-        parts = [texts_tensor(x)]
+        # Texts in memory are tokenized once, here: a dataset that tokenized in its map would instantiate the
+        # tokenizer's graph (hundreds of functions) again for each epoch's iterator, seconds each.
+        parts = [self._packed_rows(texts_tensor(x))]
         if y is not None:
             parts.append(self.targets(y))
         if sample_weight is not None:
             parts.append(np.asarray(sample_weight, "float32"))
-        # Keras's (x,), (x, y) or (x, y, sample_weight) elements: a pair of texts is one x.
+        # Keras's (x,), (x, y) or (x, y, sample_weight) elements.
         data = tf.data.Dataset.from_tensor_slices(tuple(parts))
         if shuffle:
             data = data.shuffle(int(data.cardinality()), reshuffle_each_iteration=True)
-        return data.batch(batch_size or BATCH_SIZE).map(self._preprocess_element, num_parallel_calls=tf.data.AUTOTUNE
-                                                        ).prefetch(tf.data.AUTOTUNE)
+        return data.ragged_batch(batch_size or BATCH_SIZE).map(lambda *element: self._packed_batch(*_padded(element))
+                                                                ).prefetch(tf.data.AUTOTUNE)
+
+    def _packed_rows(self, texts, chunk=1024):
+        """The preprocessor's inputs for `texts` (a string tensor or a pair), each row unpadded (RaggedTensors):
+        padded again per batch, to the batch's longest row, as the preprocessor pads."""
+        pack = tf.function(self.preprocessor)
+        size = int(tf.nest.flatten(texts)[0].shape[0])
+        rows = []
+        for start in range(0, size, chunk):
+            packed = pack(tf.nest.map_structure(lambda t: t[start:start + chunk], texts))
+            lengths = tf.reduce_sum(packed["input_mask"], axis=1)
+            rows.append({name: tf.RaggedTensor.from_tensor(value, lengths=lengths) for name, value in packed.items()})
+        if not rows:
+            raise ValueError("expected texts, got none")
+        return {name: tf.concat([part[name] for part in rows], axis=0) for name in rows[0]}
 
     def _preprocess_element(self, *element):
         x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(element)
-        return keras.utils.pack_x_y_sample_weight(self.preprocessor(x), y, sample_weight)
+        return self._packed_batch(self.preprocessor(x), y, sample_weight)
+
+    def _packed_batch(self, inputs, y=None, sample_weight=None):
+        """A batch of the preprocessor's outputs as Keras takes it (`MaskedLM` masks it here)."""
+        return keras.utils.pack_x_y_sample_weight(inputs, y, sample_weight)
+
+
+def _padded(element):
+    """A batch's ragged rows zero-padded to its longest row."""
+    return tf.nest.map_structure(lambda t: t.to_tensor() if isinstance(t, tf.RaggedTensor) else t, element)
 
 
 def _unpack(data):
