@@ -31,8 +31,9 @@ class TextModelMixin:
 
     x may be a list or NumPy array of strings, a pair `(texts_a, texts_b)` of them (or an [N, 2] array), or a
     batched `tf.data.Dataset` whose elements are Keras's `x`, `(x, y)` or `(x, y, sample_weight)` with x a string
-    batch or a pair of them (`((a, b), y)`). Each batch is tokenized and padded to its own longest row. A dict of
-    the encoder's inputs passes straight to Keras.
+    batch or a pair of them (`((a, b), y)`). Texts in memory are tokenized once, before the first step (not again
+    each epoch); a dataset's batch as it comes. Each batch is padded to its own longest row. A dict of the encoder's
+    inputs passes straight to Keras.
 
     Example:
     >>> from official_bert.keras_models import MaskedLM, TextClassifier, TextEmbedder
