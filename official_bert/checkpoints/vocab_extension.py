@@ -154,7 +154,7 @@ class ExtensionReport:
             lines += [f"  {w.word}: {w.count:,} x {len(w.pieces)} pieces ({' '.join(w.pieces)})"
                       for w in self.corpus_words]
         lines += [f"skipped {word!r}: {reason}" for word, reason in plan.skipped]
-        done = (f"wrote a {self.format} checkpoint to {self.output_dir}" if self.output_dir
+        done = (f"wrote the checkpoint ({self.format} format) to {self.output_dir}" if self.output_dir
                 else "dry run: nothing written")
         lines.append(f"{len(plan.added)} new words, {plan.vocab_size:,} entries in all; {done}")
         lines += [f"  {w.word} -> id {w.id}" + (f" (was {w.replaced})" if w.replaced else "")
@@ -394,7 +394,7 @@ def extend_vocabulary(init_checkpoint, output_dir=None, words=(), corpus_files=(
     >>> config = BertConfig.from_preset("tiny", vocab_size=len(tokens), num_hidden_layers=1)
     >>> _ = save_checkpoint(BertEncoder(config), work, "google")
     >>> print(extend_vocabulary(work, out, ["Genes"], mode="append"))  # doctest: +ELLIPSIS
-    1 new words, 11 entries in all; wrote a google checkpoint to /.../genes
+    1 new words, 11 entries in all; wrote the checkpoint (google format) to /.../genes
       genes -> id 10, starts as the mean of gene ##s
     >>> sorted(os.listdir(out))[:3]
     ['bert_config.json', 'bert_model.ckpt.data-00000-of-00001', 'bert_model.ckpt.index']

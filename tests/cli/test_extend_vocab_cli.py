@@ -45,7 +45,7 @@ CASES = [
     ("no_corpus", None, ["--from_corpus={work}/missing*.txt", "--num_new_words=2"], 1,
      "--from_corpus: no file matches"),
     ("added", ["covid", "The", "Troponin"], [], 0, "skipped 'The': already in the vocabulary (id 9)\n"
-     "2 new words, 34 entries in all; wrote a google checkpoint to {out}\n"
+     "2 new words, 34 entries in all; wrote the checkpoint (google format) to {out}\n"
      "  covid -> id 1 (was [unused0]), starts as the mean of co ##vid\n"
      "  troponin -> id 2 (was [unused1]), starts as the mean of tr ##op ##oni ##n\n"),
     ("from_corpus", None, ["--from_corpus={corpus}", "--num_new_words=1", "--dry_run", "--mode=append"], 0,
