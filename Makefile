@@ -20,7 +20,7 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 # small models leave a second core mostly idle, so two workers finish in little more than half the time.
 PYTEST := TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q --durations=15 -n auto --dist loadfile
 
-# The suite less the tests marked slow (each over about a minute on 2 cores: whole CLI runs, sweeps, exports served
+# The suite less the tests marked slow (about 9 s or more each on 2 cores: whole CLI runs, sweeps, exports served
 # in a new process); with CI set (CI runs .ci/run with CI=true), or as `make test-all`, the whole suite.
 test: $(STAMP)
 	$(PYTEST) $(if $(CI),,-m "not slow")
