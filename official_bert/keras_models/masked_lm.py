@@ -120,14 +120,25 @@ class MaskedLM(text_model.TextModelMixin, BertPretrainer):
     def _packed_batch(self, inputs, y=None, sample_weight=None):
         if y is not None:
             raise ValueError("MaskedLM.fit takes texts only: it masks them itself")
-        return self._mask(inputs)
+        return inputs
 
-    def _mask(self, packed):
+    def _dataset(self, x, y=None, sample_weight=None, batch_size=None, shuffle=False):
+        if isinstance(x, dict):
+            return super()._dataset(x, y, sample_weight, batch_size, shuffle)
+        # Each batch's masks are drawn from a seed of a stream that draws anew for each epoch's iterator: random ops
+        # in the map itself would repeat their draws every epoch once a global seed is set (keras.utils.
+        # set_random_seed), masking the same positions each time.
+        seeds = tf.data.Dataset.random(rerandomize_each_iteration=True).batch(2)
+        return tf.data.Dataset.zip((super()._dataset(x, y, sample_weight, batch_size, shuffle), seeds)).map(
+            self._mask).prefetch(tf.data.AUTOTUNE)
+
+    def _mask(self, packed, seed):
         ids = packed["input_word_ids"]
         shape = tf.shape(ids)
+        choice_seed, draw_seed, token_seed = tf.unstack(tf.random.experimental.stateless_split(seed, 3))
         chosen = ((packed["input_mask"] == 1) & (ids != self._special["start_of_sequence_id"])
                   & (ids != self._special["end_of_segment_id"])
-                  & (tf.random.uniform(shape) < self.masked_lm_prob))
+                  & (tf.random.stateless_uniform(shape, choice_seed) < self.masked_lm_prob))
         # One more slot (position 0, weight 0) than the batch needs, so that a batch with nothing chosen still has one.
         padding = tf.zeros([shape[0], 1], tf.int32)
         positions = tf.concat([tf.ragged.boolean_mask(tf.broadcast_to(tf.range(shape[1]), shape), chosen).to_tensor(0),
@@ -135,8 +146,8 @@ class MaskedLM(text_model.TextModelMixin, BertPretrainer):
         weights = tf.concat([tf.ragged.boolean_mask(tf.ones(shape), chosen).to_tensor(0.0),
                              tf.cast(padding, tf.float32)], axis=1)
         originals = tf.gather(ids, positions, batch_dims=1)
-        draw = tf.random.uniform(shape)
-        random_ids = tf.random.uniform(shape, 0, self._special["vocab_size"], tf.int32)
+        draw = tf.random.stateless_uniform(shape, draw_seed)
+        random_ids = tf.random.stateless_uniform(shape, token_seed, 0, self._special["vocab_size"], tf.int32)
         masked = tf.where(chosen & (draw < _KEEP_AS_MASK), self._special["mask_id"],
                           tf.where(chosen & (draw >= 1 - _RANDOM_TOKEN), random_ids, ids))
         inputs = {**packed, "input_word_ids": masked, "masked_lm_positions": positions}

@@ -1,7 +1,8 @@
 """`TextClassifier`, `TextEmbedder` and `MaskedLM` on a tiny model: texts in every form Keras users pass them give the
 logits of the Python features, the paper's optimizer schedule spans each `fit`, the three classifier kinds learn, the
 `.keras` file holds everything (the vocabulary file removed), checkpoints go both ways with run_classifier's format,
-and the embedder is the NumPy mean-pool of the encoder's outputs."""
+the embedder is the NumPy mean-pool of the encoder's outputs, and MaskedLM masks anew each epoch in the original's
+proportions."""
 
 import json
 import os
@@ -175,3 +176,35 @@ def test_masked_lm_fills_in_as_fill_mask_does(vocab_file, tmp_path):
         MaskedLM.from_checkpoint(str(tmp_path / "encoder"), sequence_length=SEQ_LENGTH)
     history = model.fit(["the movie is good", "a dog sat", "the cat ran"] * 8, batch_size=4, epochs=2, verbose=0)
     assert history.history["masked_lm_loss"][-1] > 0
+
+
+def test_masked_lm_masks_anew_each_epoch_reproducibly_and_in_the_originals_proportions(vocab_file):
+    vocab = [line for line in open(vocab_file).read().split("\n") if line]
+    texts = [a for a, _ in SINGLE] * 50  # 400 rows
+
+    def epochs(count):
+        keras.utils.set_random_seed(7)
+        model = MaskedLM(BertEncoder(tiny_config()), TextPreprocessor(vocab, sequence_length=SEQ_LENGTH))
+        data = model._dataset(texts, batch_size=len(texts))
+        return [next(iter(data)) for _ in range(count)]
+
+    first, second = epochs(2)
+    # With a global seed set, each epoch draws other positions (a map's own random ops would repeat them) ...
+    assert not np.array_equal(first[0]["masked_lm_positions"], second[0]["masked_lm_positions"])
+    # ... and the run repeats under the same seed.
+    np.testing.assert_array_equal(epochs(1)[0][0]["input_word_ids"], first[0]["input_word_ids"])
+    inputs, targets = first
+    packed = TextPreprocessor(vocab, sequence_length=SEQ_LENGTH)(tf.constant(texts))
+    eligible = int(np.sum(packed["input_mask"])) - 2 * len(texts)  # [CLS] and [SEP] are never chosen
+    weights = targets["masked_lm_weights"].numpy() > 0
+    chosen = int(weights.sum())
+    # 15 % of the real tokens, each then 80 % [MASK], 10 % a random token, 10 % unchanged: within 4 sigma.
+    assert abs(chosen - 0.15 * eligible) < 4 * np.sqrt(eligible * 0.15 * 0.85)
+    positions = inputs["masked_lm_positions"].numpy()
+    now = np.take_along_axis(inputs["input_word_ids"].numpy(), positions, axis=1)[weights]
+    was = targets["masked_lm_ids"].numpy()[weights]
+    np.testing.assert_array_equal(was, np.take_along_axis(packed["input_word_ids"].numpy(), positions, axis=1)[weights])
+    as_mask = np.mean(now == vocab.index("[MASK]"))
+    assert abs(as_mask - 0.8) < 4 * np.sqrt(0.8 * 0.2 / chosen)
+    unchanged = np.mean(now == was)  # a random draw of the same token counts here too (1 in the vocabulary's size)
+    assert abs(unchanged - 0.1) < 4 * np.sqrt(0.1 * 0.9 / chosen) + 0.1 / len(vocab)
