@@ -95,8 +95,8 @@ def test_run_classifier_fine_tunes_and_exports_left_only(ltr, tmp_path):
     tool("run_classifier.py", "--task_name=mrpc", f"--data_dir={tmp_path / 'data'}", *model_flags(ltr),
          f"--output_dir={tmp_path / 'run'}", "--max_seq_length=16", "--train_batch_size=4", "--do_train",
          "--num_train_epochs=1", f"--export_dir={tmp_path / 'export'}",
-         "--mixed_precision=fp32", "--export_precision=fp32")  # "auto" is bf16 on a CPU with AVX512_BF16; the
-    # comparison below is float32
+         # "auto" is bf16 on a CPU with AVX512_BF16; the comparison below is float32.
+         "--mixed_precision=fp32", "--export_precision=fp32")
     config = BertConfig.from_json_file(str(tmp_path / "run" / "bert_config.json"))
     assert config.causal_attention  # recorded again, for whatever loads this fine-tuned model next
     encoder = BertEncoder(config)
