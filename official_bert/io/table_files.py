@@ -8,7 +8,9 @@ number is its place among the data rows of a CSV/TSV file (the header is row 0),
 or text file; blank lines are skipped without renumbering what follows. Anything unusable is a `TableFileError`, one
 line naming the file and the row: a line that is not a JSON object, a CSV row with more or fewer fields than the
 header, bytes that are not UTF-8 (with their byte offset), an empty file, a missing column (with the columns that
-exist).
+exist; a header read as one column that holds tabs, commas or semicolons is shown as it is, with the --input_format
+that would split it). A cell may be as long as a file allows: reading a CSV/TSV file lifts the `csv` module's
+process-wide field limit (131,072 characters by default) to 2**31 - 1.
 
 Example:
 >>> import os, tempfile
@@ -30,6 +32,11 @@ TEXT_COLUMN = "text"  # the one column of a plain-text file
 _EXTENSIONS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl",
                ".txt": "text", ".text": "text"}
 _BOM = b"\xef\xbb\xbf"
+# The largest csv.field_size_limit every platform takes (a C long); a document in one cell is not an error.
+_FIELD_LIMIT = 2**31 - 1
+# What separates the columns of a file read as each delimited format, and the other separators a user's file may use.
+_SEPARATORS = {"csv": ",", "tsv": "\t"}
+_SEPARATOR_NAMES = {",": "comma", "\t": "tab", ";": "';'"}
 
 
 class TableFileError(Error):
@@ -112,15 +119,49 @@ def read_columns(path, input_format=None):
         for _, row in read_rows(path, input_format):
             return list(row)
     lines = _lines(path)
-    header = next(csv.reader((text for _, text in lines), **_dialect(input_format)), None)
+    header = next(_csv_reader((text for _, text in lines), input_format), None)
     lines.close()
     if not header:
         raise TableFileError(f"{path}: the file is empty (it has no header row)")
     return header
 
 
-def _dialect(input_format):
-    return {"delimiter": "\t"} if input_format == "tsv" else {}
+def check_utf8(path):
+    """Reads `path` through and raises a `TableFileError` naming the line and byte offset of the first byte that is
+    not UTF-8 (a leading byte-order mark is allowed).
+
+    Args:
+        path: a local or `scheme://` path.
+
+    Example:
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "corpus.txt")
+    >>> _ = open(path, "wb").write("one\\ncafé\\n".encode("latin-1"))
+    >>> check_utf8(path)
+    Traceback (most recent call last):
+    ...
+    official_bert.io.table_files.TableFileError: ...corpus.txt, line 2: byte 0xe9 at byte offset 7 is not UTF-8 ...
+    """
+    for _ in _lines(path):
+        pass
+
+
+def _csv_reader(texts, input_format):
+    csv.field_size_limit(_FIELD_LIMIT)
+    return csv.reader(texts, delimiter=_SEPARATORS[input_format])
+
+
+def _separator_hint(header, input_format):
+    """For a header read as one column that holds another separator than `input_format`'s: the header as it is, and
+    the format that would split it; else ""."""
+    if len(header) != 1:
+        return ""
+    for separator, name in _SEPARATOR_NAMES.items():
+        if separator != _SEPARATORS[input_format] and separator in header[0]:
+            fix = next((f"give --input_format={f}" for f, s in _SEPARATORS.items() if s == separator),
+                       "save it with commas or tabs (--input_format=csv or tsv)")
+            return f"header is {header[0]!r}: a {name}-separated file? {fix}"
+    return ""
 
 
 def _lines(path):
@@ -146,10 +187,11 @@ def _lines(path):
                 yield number, text
 
 
-def _missing(path, where, row, columns):
+def _missing(path, where, row, columns, hint=""):
     for column in columns:
         if column not in row:
-            return TableFileError(f"{path}{where}: no column {column!r} (its columns: {', '.join(map(str, row))})")
+            listed = hint or f"its columns: {', '.join(map(str, row))}"
+            return TableFileError(f"{path}{where}: no column {column!r} ({listed})")
     return None
 
 
@@ -162,7 +204,7 @@ def _csv_rows(path, input_format, columns):
         for line_number, text in lines:
             yield text
 
-    reader = csv.reader(texts(), **_dialect(input_format))
+    reader = _csv_reader(texts(), input_format)
     try:
         header = next(reader, None)
         if header is None:
@@ -170,7 +212,8 @@ def _csv_rows(path, input_format, columns):
         if len(set(header)) < len(header):
             twice = sorted({name for name in header if header.count(name) > 1})
             raise TableFileError(f"{path}, header: the column {twice[0]!r} appears more than once")
-        error = _missing(path, "", header, columns)
+        hint = _separator_hint(header, input_format)
+        error = _missing(path, "", header, columns, hint)
         if error:
             raise error
         row_number = 0
@@ -189,7 +232,8 @@ def _csv_rows(path, input_format, columns):
                 lines_of = f"line {line_number}" if line_number == first_line else f"lines {first_line}-{line_number}"
                 raise TableFileError(
                     f"{path}, row {row_number} ({lines_of}): {len(fields)} fields where the header has "
-                    f"{len(header)}" + (" (a quote left open?)" if line_number > first_line else ""))
+                    f"{len(header)}" + (f" ({hint})" if hint else " (a quote left open?)" if line_number > first_line
+                                        else ""))
             yield row_number, dict(zip(header, fields))
     finally:
         lines.close()

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from official_bert.io.table_files import TableFileError, read_columns, read_rows, table_format
+from official_bert.io.table_files import TableFileError, check_utf8, read_columns, read_rows, table_format
 
 # What spreadsheets and csv.writer produce: quoted commas and tabs, doubled quotes, newlines in a quoted field (LF,
 # CRLF and CR), non-ASCII, empty fields, a field that is only spaces.
@@ -141,3 +141,53 @@ def test_rows_stream_without_reading_the_whole_file(tmp_path):
     assert next(rows) == (1, {"text": "a", "label": "1"})  # the error of row 1001 is not reached yet
     with pytest.raises(TableFileError, match="row 1001"):
         list(rows)
+
+
+@pytest.mark.parametrize("name,content,input_format,expected", [
+    ("t.csv", b"text\tlabel\nfine\tpos\n", None,
+     r": no column 'text' (header is 'text\tlabel': a tab-separated file? give --input_format=tsv)"),
+    ("t.csv", b"text;label\nfine;pos\n", None,
+     ": no column 'text' (header is 'text;label': a ';'-separated file? save it with commas or tabs "
+     "(--input_format=csv or tsv))"),
+    ("t.tsv", b"text,label\nfine,pos\n", None,
+     ": no column 'text' (header is 'text,label': a comma-separated file? give --input_format=csv)"),
+    ("t.data", b"text\tlabel\nfine\tpos\n", "csv",
+     r": no column 'text' (header is 'text\tlabel': a tab-separated file? give --input_format=tsv)"),
+])
+def test_a_file_of_other_separators_shows_its_header_and_the_format_to_give(tmp_path, name, content, input_format,
+                                                                           expected):
+    assert error_of(str(tmp_path / name), content, ("text", "label"), input_format) == expected
+
+
+def test_a_ragged_row_of_a_one_column_header_names_the_separator(tmp_path):
+    message = error_of(str(tmp_path / "s.csv"), b"text;label\nhello, world;pos\n")
+    assert message == (", row 1 (line 2): 2 fields where the header has 1 (header is 'text;label': a ';'-separated "
+                       "file? save it with commas or tabs (--input_format=csv or tsv))")
+
+
+@pytest.mark.parametrize("name,delimiter", [("long.csv", ","), ("long.tsv", "\t")])
+def test_a_cell_longer_than_the_csv_modules_default_limit(tmp_path, name, delimiter):
+    path = str(tmp_path / name)
+    document = "word, \"quoted\" " * 20_000  # 300,000 characters: over csv's default 131,072
+    rows = [{"text": document, "label": "pos"}, {"text": "short", "label": "neg"}]
+    write_csv(path, rows, ["text", "label"], delimiter)
+    header_path = str(tmp_path / f"header-{name}")
+    write_csv(header_path, [{document: "x"}], [document], delimiter)
+    assert len(document) > 131_072
+    previous = csv.field_size_limit(131_072)  # the default, whatever an earlier reader in this process set
+    try:
+        assert [row for _, row in read_rows(path, columns=["text"])] == rows
+        csv.field_size_limit(131_072)
+        assert read_columns(header_path) == [document]
+    finally:
+        csv.field_size_limit(previous)
+
+
+def test_check_utf8_names_the_line_and_byte_offset(tmp_path):
+    path = tmp_path / "corpus.txt"
+    path.write_bytes(b"\xef\xbb\xbfgood line\nok\r\ncaf\xe9\n")
+    with pytest.raises(TableFileError) as raised:
+        check_utf8(str(path))
+    assert str(raised.value) == f"{path}, line 3: byte 0xe9 at byte offset 20 is not UTF-8 (save the file as UTF-8)"
+    path.write_bytes("\ufeffcafé\n\nnaïve".encode())
+    check_utf8(str(path))
