@@ -23,6 +23,7 @@ import tensorflow as tf
 from absl import logging
 
 from official_bert.checkpoints import SAVE_FORMATS, case, detect, load_checkpoint, save_checkpoint
+from official_bert.checkpoints.causal import resolve_causal_attention
 from official_bert.checkpoints.convert import model_for
 from official_bert.checkpoints.loading import model_config
 from official_bert.checkpoints.names import entry
@@ -30,6 +31,7 @@ from official_bert.configs import BertConfig
 from official_bert.errors import Error
 from official_bert.io import atomic_directory, write_text
 from official_bert.io.files import is_stale_temporary, listdir, remove_stale_temporaries
+from official_bert.io.table_files import TableFileError, check_utf8
 from official_bert.text import tokenization
 
 MODES = ("unused", "append")
@@ -188,7 +190,7 @@ def read_vocab_lines(vocab_file):
 
 def read_words_file(path):
     """The words of a words file: one per line, blank lines skipped; a tab ends the word (so a table whose first
-    column holds the words can be passed as it is).
+    column holds the words can be passed as it is). A file without a word is refused.
 
     Args:
         path: the file, on any tf.io.gfile filesystem.
@@ -212,6 +214,8 @@ def read_words_file(path):
             word = line.split("\t")[0].strip()
             if word:
                 words.append(word)
+    if not words:
+        raise VocabExtensionError(f"--new_words={path}: no words in {path} (expected one word per line)")
     return words
 
 
@@ -372,12 +376,13 @@ def extend_vocabulary(init_checkpoint, output_dir=None, words=(), corpus_files=(
             Face one also config.json and the tokenizer files beside the input, tokenizer.json's vocabulary
             rewritten). None: a dry run, which checks and plans but writes nothing.
         words: the words to add (`plan_extension` says which are refused).
-        corpus_files: instead of `words`: text files whose `num_new_words` most split words are added
-            (`frequent_split_words`).
+        corpus_files: instead of `words`: UTF-8 text files whose `num_new_words` most split words are added
+            (`frequent_split_words`); a byte that is not UTF-8 is refused, naming its file and offset.
         num_new_words: how many words to take from `corpus_files`.
         mode: "unused" or "append".
         vocab_file: the old vocabulary; default: the vocab.txt beside the checkpoint.
-        bert_config_file: the model's config; default: the one beside the checkpoint.
+        bert_config_file: the model's config; default: the one beside the checkpoint. A left-to-right checkpoint
+            (`checkpoints.causal`) stays one, its record kept in the output, whether the config has the key or not.
         do_lower_case: the model's casing; default: uncased when the vocabulary has no uppercase entry.
         output_format: one of `SAVE_FORMATS`; default: the input's ("official_bert" for a .keras file).
         source: what to call `words` in messages (a file name).
@@ -396,7 +401,7 @@ def extend_vocabulary(init_checkpoint, output_dir=None, words=(), corpus_files=(
     >>> print(extend_vocabulary(work, out, ["Genes"], mode="append"))  # doctest: +ELLIPSIS
     1 new words, 11 entries in all; wrote the checkpoint (google format) to /.../genes
       genes -> id 10, starts as the mean of gene ##s
-    >>> sorted(os.listdir(out))[:3]
+    >>> sorted(name for name in os.listdir(out) if not name.startswith("."))[:3]
     ['bert_config.json', 'bert_model.ckpt.data-00000-of-00001', 'bert_model.ckpt.index']
     """
     if bool(words) == bool(corpus_files):
@@ -424,9 +429,17 @@ def extend_vocabulary(init_checkpoint, output_dir=None, words=(), corpus_files=(
     else:
         for message in case.case_mismatches(do_lower_case, dataclasses.replace(located, vocab_file=vocab_file)):
             logging.warning("%s", message)
-    config = BertConfig.from_json_file(config_file)
+    # A left-to-right checkpoint is extended as one (its marker and config key kept) even under a config without
+    # the key, as run_classifier and convert_checkpoint follow it; a config that contradicts it is refused.
+    config = resolve_causal_attention(BertConfig.from_json_file(config_file), None, config_file, [init_checkpoint])
     corpus_words = []
     if corpus_files:
+        for path in corpus_files:
+            # Refused rather than counted: a word whose bytes were dropped would become a vocabulary entry.
+            try:
+                check_utf8(path)
+            except TableFileError as e:
+                raise VocabExtensionError(f"--from_corpus: {e}") from None
         # Imported here: vocab_builder brings in tensorflow-text (the "text" extra), which only a corpus needs.
         from official_bert.text.vocab_builder import count_words
 

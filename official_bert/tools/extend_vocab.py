@@ -14,9 +14,11 @@ pieces x occurrences and prints them with their counts and pieces. --output_dir 
 bert_config.json and the checkpoint in the input's format (or --output_format); it appears whole or not at all.
 Continue pretraining from it with run_pretraining.py --init_checkpoint (README: "Adapting to your domain").
 
-Prints what it did (each new word's id and pieces) to stdout. Exit status 1 with a one-line message, before anything
-is written, for a word the basic tokenizer would split, a word listed twice, more words than [unused] entries, or a
-non-empty --output_dir.
+A left-to-right checkpoint (run_pretraining.py --objective=ltr) is extended as one, and its output records it, as
+run_classifier.py follows it. Prints what it did (each new word's id and pieces) to stdout. Exit status 1 with a
+one-line message, before anything is written, for a word the basic tokenizer would split, a word listed twice, more
+words than [unused] entries, a --new_words file without words, a --from_corpus file that is not UTF-8 (its byte
+offset named), or a non-empty --output_dir.
 """
 
 from official_bert.tools import cli  # first: it quiets TensorFlow's C++ start-up logging

@@ -244,6 +244,63 @@ def test_words_file(tmp_path):
         ve.read_words_file(str(tmp_path / "missing.txt"))
 
 
+def test_a_words_file_without_words_is_refused(tmp_path):
+    path = tmp_path / "words.txt"
+    for content in (b"", b"\n  \n\t12\n"):
+        path.write_bytes(content)
+        with pytest.raises(ve.VocabExtensionError) as raised:
+            ve.read_words_file(str(path))
+        assert str(raised.value) == f"--new_words={path}: no words in {path} (expected one word per line)"
+
+
+def test_a_corpus_that_is_not_utf8_is_refused_naming_its_byte_offset(tmp_path):
+    """Without the check, the word whose byte the decoder drops ("interleuk\\xe9in" → "interleukin") is added."""
+    directory = str(tmp_path / "bert")
+    save_checkpoint(random_pretrainer().encoder, directory, "google", vocab_file=write_vocab(str(tmp_path)))
+    good, bad = tmp_path / "good.txt", tmp_path / "latin1.txt"
+    good.write_text("the troponin level.\n")
+    bad.write_bytes(b"the level.\nraised interleuk\xe9in interleuk\xe9in.\n")
+    offset = len(b"the level.\nraised interleuk")
+    for corpus_files, out in (([str(good), str(bad)], None), ([str(bad)], str(tmp_path / "out"))):
+        with pytest.raises(ve.VocabExtensionError) as raised:
+            ve.extend_vocabulary(directory, out, corpus_files=corpus_files, num_new_words=2)
+        assert str(raised.value) == (f"--from_corpus: {bad}, line 2: byte 0xe9 at byte offset {offset} is not UTF-8 "
+                                     "(save the file as UTF-8)")
+    assert sorted(os.listdir(tmp_path)) == ["bert", "good.txt", "latin1.txt", "vocab.txt"]
+
+
+def test_a_left_to_right_checkpoint_is_extended_as_one(tmp_path):
+    """A checkpoint that records the left-only constraint (its marker) is followed under a config without the key,
+    as run_classifier follows it: the extended checkpoint keeps the marker and its config records the key."""
+    from official_bert.checkpoints.causal import checkpoint_records
+    from official_bert.configs import ConfigError
+
+    model = random_pretrainer()
+    causal = BertPretrainer(BertEncoder(model.encoder.config.replace(causal_attention=True)))
+    for source, target in zip(model.weights, causal.weights):
+        target.assign(source)
+    directory = str(tmp_path / "ltr")
+    save_checkpoint(causal, directory, "google", vocab_file=write_vocab(str(tmp_path)))
+    plain = str(tmp_path / "plain_config.json")  # the config first given to run_pretraining: no key
+    model.encoder.config.to_json_file(plain)
+    assert "causal_attention" not in json.load(open(plain))
+    out = str(tmp_path / "out")
+    ve.extend_vocabulary(directory, out, ["covid"], mode="append", bert_config_file=plain)
+    assert json.load(open(os.path.join(out, "bert_config.json")))["causal_attention"] is True
+    assert [value for value, _ in checkpoint_records(out)] == [True, True]
+    new, _ = reload(out)
+    ids = encode(TOKENS, TEXTS)
+    old_seq, _, _ = outputs(causal, ids)
+    assert new.encoder.config.causal_attention and np.array_equal(outputs(new, ids)[0], old_seq)
+    assert not np.array_equal(outputs(model, ids)[0], old_seq)  # bidirectionally the same weights compute otherwise
+    bidirectional = str(tmp_path / "bidirectional.json")
+    model.encoder.config.replace(causal_attention=False).to_json_file(bidirectional)
+    with pytest.raises(ConfigError, match=r"bidirectional.json records a bidirectional model \(causal_attention: "
+                       r"false\), but .*ltr/bert_config.json records a left-to-right model"):
+        ve.extend_vocabulary(directory, str(tmp_path / "refused"), ["covid"], bert_config_file=bidirectional)
+    assert not os.path.exists(tmp_path / "refused")
+
+
 def test_hugging_face_tokenizer_json_gets_the_new_vocabulary(tmp_path):
     """tokenizer.json (what transformers' fast tokenizer reads) holds the vocabulary: rewritten, so the `tokenizers`
     library gives each new word one id too."""

@@ -44,6 +44,9 @@ CASES = [
     ("taken_output_dir", ["covid"], ["--output_dir={taken}"], 1, "is not empty (it holds notes.txt)"),
     ("no_corpus", None, ["--from_corpus={work}/missing*.txt", "--num_new_words=2"], 1,
      "--from_corpus: no file matches"),
+    ("no_words", [], [], 1, "no words in {work}/no_words/words.txt (expected one word per line)"),
+    ("latin1_corpus", None, ["--from_corpus={latin1}", "--num_new_words=2", "--dry_run"], 1,
+     "--from_corpus: {work}/latin1.txt, line 2: byte 0xe9 at byte offset 21 is not UTF-8"),
     ("added", ["covid", "The", "Troponin"], [], 0, "skipped 'The': already in the vocabulary (id 9)\n"
      "2 new words, 34 entries in all; wrote the checkpoint (google format) to {out}\n"
      "  covid -> id 1 (was [unused0]), starts as the mean of co ##vid\n"
@@ -60,9 +63,11 @@ def results(tmp_path_factory):
     work = tmp_path_factory.mktemp("extend")
     save_checkpoint(random_pretrainer(), str(work / "bert"), "google", vocab_file=write_vocab(str(work)))
     (work / "corpus.txt").write_text("Interleukin and the covid level.\nInterleukin.\n")
+    (work / "latin1.txt").write_bytes(b"the level.\nraised caf\xe9 interleukin.\n")
     (work / "taken").mkdir()
     (work / "taken" / "notes.txt").write_text("mine")
-    paths = {"work": str(work), "corpus": str(work / "corpus.txt"), "taken": str(work / "taken")}
+    paths = {"work": str(work), "corpus": str(work / "corpus.txt"), "taken": str(work / "taken"),
+             "latin1": str(work / "latin1.txt")}
     argvs = []
     for name, words, extra, *_ in CASES:
         flags = [f"--init_checkpoint={work / 'bert'}", f"--output_dir={work / 'out' / name}"]
@@ -86,7 +91,7 @@ def test_extend_vocab_cli(results, name, words, extra, code, expected):
     assert "Traceback" not in stderr
     if code:
         lines = stderr.strip().splitlines()
-        assert lines[-1].startswith("extend_vocab: error: ") and expected in lines[-1], stderr[-2000:]
+        assert lines[-1].startswith("extend_vocab: error: ") and expected.format(work=work) in lines[-1], stderr[-2000:]
         assert not os.path.exists(work / "out" / name) and stdout == ""
         assert os.listdir(work / "taken") == ["notes.txt"]
     else:
