@@ -13,17 +13,24 @@
 
 Quantization (`QUANTIZATIONS`): "none" (float32), "dynamic_int8" (weights stored as int8, about a quarter of the
 size; activations stay float) or "float16" (weights stored as float16, half the size).
+
+LiteRT's builtin kernels are float32 (its own quantization aside), so a SavedModel that computes in bfloat16
+(`--export_precision=bf16`: float32 weights and signatures, bfloat16 inside) is converted from its float32 twin —
+the same graph with every bfloat16 type made float32 (`float32_saved_model`) — which is the float32 model
+`--export_tflite_dir` converts beside a bf16 export.
 """
 
 import dataclasses
 import os
 import re
+import tempfile
 
+import numpy as np
 import tensorflow as tf
 
 from official_bert.errors import Error
 from official_bert.export.versions import versions
-from official_bert.io.atomic import atomic_directory, copy_atomically
+from official_bert.io.atomic import atomic_directory, check_replaceable, copy_atomically
 
 QUANTIZATIONS = ("none", "dynamic_int8", "float16")
 MODEL_FILE = "model.tflite"
@@ -131,20 +138,25 @@ def _blocking_ops(message):
 def export_tflite(saved_model_version_dir, output_dir, quantization="none", text_model=True):
     """Writes model.tflite (and text_model.tflite where the converter can) of a SavedModel to output_dir.
 
-    The directory is written whole under a temporary name and renamed into place (a previous one is replaced),
-    with the SavedModel's assets (vocab.txt) beside the models.
+    The directory is written whole under a temporary name and renamed into place, with the SavedModel's assets
+    (vocab.txt) beside the models. An earlier output of this function there is replaced; anything else there —
+    a user's files in the directory, a regular file at its path — is refused before the conversion and left as it
+    is (`io.atomic.atomic_directory`). A SavedModel that computes in bfloat16 is converted from its float32 twin
+    (`float32_saved_model`).
 
     Args:
         saved_model_version_dir: a SavedModel of `export_saved_model`, or its export directory (its newest
             version is converted).
-        output_dir: where to write them (local or any gfile filesystem).
+        output_dir: where to write them (local or any gfile filesystem): new, empty, or an earlier output of
+            this function.
         quantization: one of `QUANTIZATIONS`.
         text_model: also try text_model.tflite.
 
-    Returns a `TfliteExport`. Raises `LiteRtExportError` when model.tflite cannot be converted.
+    Returns a `TfliteExport`. Raises `LiteRtExportError` when model.tflite cannot be converted, `OutputError`
+    when output_dir holds something else.
 
     Example:
-    >>> import tempfile, keras
+    >>> import keras
     >>> from official_bert.export.saved_model import ServingSpec, export_saved_model
     >>> from official_bert.models.task_model import ENCODER_INPUTS
     >>> inputs = {name: keras.Input((4,), dtype="int32", name=name) for name in ENCODER_INPUTS}
@@ -159,19 +171,22 @@ def export_tflite(saved_model_version_dir, output_dir, quantization="none", text
     >>> export_saved_model(os.path.join(work, "export"), model, spec) and None
     >>> written = export_tflite(os.path.join(work, "export"), os.path.join(work, "lite"), "dynamic_int8")
     >>> sorted(os.listdir(os.path.join(work, "lite"))), written.text_problem
-    (['model.tflite', 'text_model.tflite'], None)
+    (['.official_bert.written', 'model.tflite', 'text_model.tflite'], None)
     """
     source = saved_model_version(saved_model_version_dir)
     if quantization not in QUANTIZATIONS:
         raise LiteRtExportError(f"--tflite_quantization={quantization}: expected one of {', '.join(QUANTIZATIONS)}")
-    model = convert_signature(source, TENSOR_SIGNATURE, quantization)
-    text, problem = None, None
-    if text_model:
-        try:
-            text = convert_signature(source, TEXT_SIGNATURE, quantization, select_tf_ops=True)
-        except LiteRtExportError as e:
-            problem = str(e)
     output_dir = os.fspath(output_dir).rstrip("/")
+    check_replaceable(output_dir)  # before the conversion, which may take minutes
+    with tempfile.TemporaryDirectory(prefix="official_bert_") as scratch:
+        converted = float32_saved_model(source, os.path.join(scratch, "float32")) or source
+        model = convert_signature(converted, TENSOR_SIGNATURE, quantization)
+        text, problem = None, None
+        if text_model:
+            try:
+                text = convert_signature(converted, TEXT_SIGNATURE, quantization, select_tf_ops=True)
+            except LiteRtExportError as e:
+                problem = str(e).replace(converted, source)
     assets_dir = os.path.join(source, "assets")
     assets = sorted(tf.io.gfile.listdir(assets_dir)) if tf.io.gfile.isdir(assets_dir) else []
     with atomic_directory(output_dir) as tmp:
@@ -183,6 +198,106 @@ def export_tflite(saved_model_version_dir, output_dir, quantization="none", text
     return TfliteExport(os.path.join(output_dir, MODEL_FILE),
                         None if text is None else os.path.join(output_dir, TEXT_MODEL_FILE), problem,
                         tuple(os.path.join(output_dir, name) for name in assets))
+
+
+def float32_saved_model(saved_model_dir, output_dir):
+    """Writes the float32 twin of a SavedModel that computes in bfloat16 to `output_dir` and returns its path;
+    returns None (writing nothing) for one without bfloat16.
+
+    The twin is the same graph with every bfloat16 type, cast and constant made float32: with float32 weights
+    (the mixed_bfloat16 policy's) it computes what the model computes in float32, as a float32 export of the same
+    weights does. Weights stored as bfloat16 have no float32 to read: `LiteRtExportError` says to export in fp32.
+
+    Args:
+        saved_model_dir: a SavedModel directory (local or any gfile filesystem).
+        output_dir: a new local directory for the twin.
+
+    Example:
+    >>> module = tf.Module()
+    >>> module.w = tf.Variable([2.0, 3.0])
+    >>> module.f = tf.function(lambda x: {"y": tf.cast(tf.cast(module.w, tf.bfloat16) * tf.cast(x, tf.bfloat16),
+    ...                                                 tf.float32)}, input_signature=[tf.TensorSpec([2], tf.float32)])
+    >>> work = tempfile.mkdtemp()
+    >>> tf.saved_model.save(module, work + "/bf16", signatures={"serve": module.f.get_concrete_function()})
+    >>> twin = float32_saved_model(work + "/bf16", work + "/fp32")
+    >>> tf.saved_model.load(twin).signatures["serve"](tf.constant([1.001, 1.0]))["y"].numpy()
+    array([2.002, 3.   ], dtype=float32)
+    >>> float32_saved_model(twin, work + "/again") is None
+    True
+    """
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    saved_model = saved_model_pb2.SavedModel()
+    with tf.io.gfile.GFile(os.path.join(saved_model_dir, "saved_model.pb"), "rb") as f:
+        saved_model.ParseFromString(f.read())
+    for meta_graph in saved_model.meta_graphs:
+        for node in meta_graph.object_graph_def.nodes:
+            if node.WhichOneof("kind") == "variable" and node.variable.dtype == tf.bfloat16.as_datatype_enum:
+                raise LiteRtExportError(f"{saved_model_dir}: its weights are stored as bfloat16, which LiteRT cannot "
+                                        "convert: export the model with --export_precision=fp32 and convert that")
+    if not _to_float32(saved_model):
+        return None
+    for directory, _, files in tf.io.gfile.walk(saved_model_dir):
+        relative = directory.rstrip("/")[len(saved_model_dir.rstrip("/")):].strip("/")
+        os.makedirs(os.path.join(output_dir, relative), exist_ok=True)
+        for name in files:
+            # fingerprint.pb hashes the original graph: the twin's has no fingerprint rather than a wrong one.
+            if relative or name not in ("saved_model.pb", "fingerprint.pb"):
+                tf.io.gfile.copy(os.path.join(directory, name), os.path.join(output_dir, relative, name))
+    with open(os.path.join(output_dir, "saved_model.pb"), "wb") as f:
+        f.write(saved_model.SerializeToString())
+    return output_dir
+
+
+def _to_float32(message):
+    """Makes every bfloat16 in a protobuf message float32, in place: DataType fields (a node's T, a Cast's DstT,
+    a function's argument types, a TensorSpec's dtype) and bfloat16 TensorProtos (constants). Returns whether anything changed."""
+    if message.DESCRIPTOR.full_name == "tensorflow.TensorProto" and message.dtype == tf.bfloat16.as_datatype_enum:
+        message.CopyFrom(tf.make_tensor_proto(tf.make_ndarray(message).astype(np.float32)))
+        return True
+    changed = False
+    for field, value in message.ListFields():
+        if field.enum_type is not None and field.enum_type.full_name == "tensorflow.DataType":
+            if field.is_repeated:
+                for i, dtype in enumerate(value):
+                    if dtype == tf.bfloat16.as_datatype_enum:
+                        value[i], changed = tf.float32.as_datatype_enum, True
+            elif value == tf.bfloat16.as_datatype_enum:
+                setattr(message, field.name, tf.float32.as_datatype_enum)
+                changed = True
+        elif field.message_type is not None:
+            if field.message_type.GetOptions().map_entry:
+                children = value.values() if field.message_type.fields_by_name["value"].message_type else ()
+            else:
+                children = value if field.is_repeated else (value,)
+            for child in children:
+                changed = _to_float32(child) or changed
+    if changed and message.DESCRIPTOR.full_name == "tensorflow.FunctionDef":
+        _identity_casts(message)
+    return changed
+
+
+def _identity_casts(function):
+    """Rewrites a function's Casts from a type to itself (float32 to float32, once bfloat16 is float32) as the
+    Identity ops they are: left as Casts, Grappler makes them Identities that keep the Cast's Truncate attribute
+    and log it as unknown. A function's nodes name a Cast's output `y`, an Identity's `output`."""
+    renamed = set()
+    for node in function.node_def:
+        if node.op == "Cast" and node.attr["SrcT"].type == node.attr["DstT"].type:
+            node.op = "Identity"
+            node.attr["T"].type = node.attr["SrcT"].type
+            for name in ("SrcT", "DstT", "Truncate"):
+                node.attr.pop(name, None)
+            renamed.add(node.name)
+
+    def rename(reference):
+        node, _, rest = reference.partition(":")
+        return f"{node}:output:{rest[2:]}" if node in renamed and rest.startswith("y:") else reference
+
+    for node in function.node_def:
+        node.input[:] = [rename(reference) for reference in node.input]
+    for key in list(function.ret):
+        function.ret[key] = rename(function.ret[key])
 
 
 def _write_bytes(path, data):

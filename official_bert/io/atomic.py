@@ -4,11 +4,13 @@ Each output is written under a hidden temporary name beside it (`.<name>.incompl
 `out/*.tfrecord` never match) and renamed into place when complete, so a reader never sees half a file and a
 failed or interrupted write leaves nothing behind. Only SIGKILL (or a lost machine) can leave the temporary
 file: the next write of the same output removes it once its pid is no longer running
-(`files.remove_stale_temporaries`). A local rename is atomic; on an object store (gs://) it is a
-copy and a delete: the target is whole or absent, never half-written.
+(`files.remove_stale_temporaries`). A local rename is atomic; on an object store (gs://) it is a copy and a
+delete: the target is whole or absent, never half-written. A directory output replaces only an earlier one of its
+own, whose files it listed (`atomic_directory`): it never deletes what it did not write.
 """
 
 import contextlib
+import json
 import os
 import tempfile
 
@@ -20,6 +22,10 @@ from official_bert.io.files import is_remote, remove_stale_temporaries, remove_t
 # The two files of a TF checkpoint bundle with one shard, index last: a prefix whose `.index` exists is
 # complete, because the data file was renamed into place first.
 BUNDLE_SUFFIXES = (".data-00000-of-00001", ".index")
+
+# The hidden file in which `atomic_directory` lists the files it wrote: those, and only those, a later write may
+# replace.
+WRITTEN_NAME = ".official_bert.written"
 
 # What a failed write raises: the OS's errors on local files, TensorFlow's on gfile ones.
 WRITE_ERRORS = (OSError, tf.errors.OpError)
@@ -118,9 +124,13 @@ def atomic_bundle(prefix, suffixes=BUNDLE_SUFFIXES):
 
 @contextlib.contextmanager
 def atomic_directory(path):
-    """Yields an empty temporary directory beside `path`; on success it replaces `path` (a directory there before
-    is removed once the new one is in place), on failure it is removed: `path` is the old tree or the new one,
-    never half of one.
+    """Yields an empty temporary directory beside `path`; on success it replaces `path`, on failure it is removed:
+    `path` is the old tree or the new one, never half of one.
+
+    Only what an earlier `atomic_directory` wrote is ever replaced: each directory it fills lists its files in a
+    hidden `WRITTEN_NAME` file, and a directory already at `path` must hold nothing else (or nothing). A user's
+    files there, or a regular file at `path`, raise `OutputError` naming them and stay as they were — checked
+    before the caller's work (`check_replaceable`) and again just before the replacement.
 
     Args:
         path: the output directory, local or on any tf.io.gfile filesystem (its parent is created).
@@ -133,15 +143,25 @@ def atomic_directory(path):
     ...         _ = open(os.path.join(tmp, "saved_model.pb"), "w").write(text)
     >>> open(os.path.join(target, "saved_model.pb")).read(), os.listdir(os.path.dirname(target))
     ('new', ['encoder'])
+    >>> _ = open(os.path.join(target, "notes.txt"), "w").write("mine")
+    >>> with atomic_directory(target) as tmp:  # doctest: +ELLIPSIS
+    ...     pass
+    Traceback (most recent call last):
+    ...
+    official_bert.io.atomic.OutputError: .../hub/encoder holds files this tool did not write (notes.txt): ...
     """
     path = os.fspath(path).rstrip("/")
     _remove_stale(path)
+    check_replaceable(path)
     tmp = temporary_path(path)
     old = temporary_path(path) + ".old"
     try:
         remove_tree(tmp)
         tf.io.gfile.makedirs(tmp)
         yield tmp
+        with tf.io.gfile.GFile(os.path.join(tmp, WRITTEN_NAME), "w") as f:
+            f.write(json.dumps(_files_under(tmp)))
+        check_replaceable(path)  # a file put there while the caller worked is as much the user's
         if tf.io.gfile.exists(path):
             move_tree(path, old)
         move_tree(tmp, path)
@@ -152,6 +172,54 @@ def atomic_directory(path):
     finally:
         remove_tree(tmp)
         remove_tree(old)
+
+
+def check_replaceable(path):
+    """Raises `OutputError` unless `atomic_directory(path)` may replace what is at `path`: nothing, an empty
+    directory, or one holding only the files an earlier `atomic_directory` wrote there. A caller with long work
+    before its `atomic_directory` calls this first, to refuse before the work.
+
+    Args:
+        path: the output directory.
+
+    Example:
+    >>> import os, tempfile
+    >>> work = tempfile.mkdtemp()
+    >>> check_replaceable(os.path.join(work, "new")); check_replaceable(work)
+    >>> _ = open(os.path.join(work, "model.tflite"), "w").write("a file of the user's")
+    >>> check_replaceable(os.path.join(work, "model.tflite"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    official_bert.io.atomic.OutputError: .../model.tflite is a file; expected a directory (the file is left as it is)
+    """
+    path = os.fspath(path).rstrip("/")
+    try:
+        if not tf.io.gfile.exists(path):
+            return
+        if not tf.io.gfile.isdir(path):
+            raise OutputError(f"{path} is a file; expected a directory (the file is left as it is)")
+        present = _files_under(path)
+        try:
+            with tf.io.gfile.GFile(os.path.join(path, WRITTEN_NAME), "rb") as f:
+                written = set(json.loads(f.read().decode("utf-8")))
+        except (*WRITE_ERRORS, UnicodeDecodeError, ValueError, TypeError):
+            written = set()
+    except WRITE_ERRORS as e:
+        raise OutputError(f"{path}: cannot read it ({reason(e)})") from None
+    foreign = [name for name in present if name not in written and name != WRITTEN_NAME]
+    if foreign:
+        raise OutputError(f"{path} holds files this tool did not write ({', '.join(foreign[:5])}"
+                          f"{', ...' if len(foreign) > 5 else ''}): they are left as they are; move them, or choose "
+                          "a new directory")
+
+
+def _files_under(path):
+    """The paths, relative to the directory `path`, of every file in it, sorted."""
+    found = []
+    for directory, _, files in tf.io.gfile.walk(path):
+        relative = directory.rstrip("/")[len(path):].strip("/")
+        found += [os.path.join(relative, name.rstrip("/")) if relative else name.rstrip("/") for name in files]
+    return sorted(found)
 
 
 def move_tree(src, dst):

@@ -7,9 +7,15 @@
 such an export directory of numbered versions (the newest is converted). --output_dir gets `model.tflite`
 (token ids in, LiteRT builtin ops only), the vocabulary the app tokenizes with, and `text_model.tflite` (raw text
 in, the tokenizer carried as Select TF ops) where the converter can convert the tokenizer; where it cannot, a
-line says which op blocks it. Prints what it wrote and each file's size.
+line says which op blocks it. Prints what it wrote and each file's size. An export computing in bfloat16
+(--export_precision=bf16) is converted from its float32 twin, as --export_tflite_dir converts it.
 
-Exit status 1 with a one-line message on bad flags or a SavedModel the converter cannot convert.
+--output_dir is written whole under a temporary name and renamed into place: a new or empty directory, or an
+earlier --output_dir of this tool (replaced). A regular file at that path, or a directory holding files this tool
+did not write, is refused in one line before the conversion, and left as it is.
+
+Exit status 1 with a one-line message on bad flags, an --output_dir it must not replace, or a SavedModel the
+converter cannot convert.
 """
 
 from official_bert.tools import cli  # first: it quiets TensorFlow's C++ start-up logging
@@ -23,8 +29,9 @@ FLAGS = flags.FLAGS
 
 flags.DEFINE_string("saved_model_dir", None, "A SavedModel directory, or an export directory of numbered versions "
                     "(the newest is converted).")
-flags.DEFINE_string("output_dir", None, "Where to write model.tflite, text_model.tflite and the vocabulary (replaced "
-                    "whole if it exists).")
+flags.DEFINE_string("output_dir", None, "Where to write model.tflite, text_model.tflite and the vocabulary: a new "
+                    "or empty directory, or an earlier --output_dir of this tool (replaced whole); a directory "
+                    "holding other files is refused, and they are left as they are.")
 flags.DEFINE_enum("tflite_quantization", "none", QUANTIZATIONS, "none: float32; dynamic_int8: weights as int8 "
                   "(about a quarter of the size); float16: weights as float16 (half).")
 flags.DEFINE_bool("text_model", True, "Also convert the raw-text signature to text_model.tflite (Select TF ops).")

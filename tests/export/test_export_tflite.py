@@ -1,5 +1,6 @@
 """LiteRT export: model.tflite holds builtin ops only and gives the SavedModel's outputs (float32 within 1e-4;
-int8 at under 30 % of the size, with the same labels), run by ai-edge-litert's interpreter; the tool's output."""
+int8 at under 30 % of the size, with the same labels), run by ai-edge-litert's interpreter; the tool's output; a
+user's files at the output path are never deleted; a bf16 export converts from float32."""
 
 import os
 import subprocess
@@ -16,7 +17,10 @@ from official_bert import BertClassifier, BertEncoder
 from official_bert.export.classifier import classifier_outputs
 from official_bert.export.saved_model import ServingSpec, export_saved_model
 from official_bert.export.text import TextPacker
+from official_bert.export.precision import model_in_precision
 from official_bert.export.tflite import LiteRtExportError, convert_signature, export_tflite
+from official_bert.io import OutputError
+from official_bert.models.task_model import ENCODER_INPUTS
 from official_bert.text.tokenizer_spec import TokenizerSpec
 from tests.export.test_export import spread
 from tests.features.test_extract_features import model, model_flags, run_cli  # noqa: F401  (model: a fixture)
@@ -155,3 +159,90 @@ def test_extract_features_converts_its_embedding_export(model, tmp_path):  # noq
     assert refused.returncode == 1
     assert refused.stderr.strip().endswith("--export_tflite_dir converts the --export_dir SavedModel: pass "
                                            "--export_dir too")
+
+
+def export_small_model(export_dir):
+    """A SavedModel of export_saved_model small enough to convert in a second: a Dense over the summed inputs."""
+    inputs = {name: keras.Input((4,), dtype="int32", name=name) for name in ENCODER_INPUTS}
+    total = keras.layers.Add()([keras.ops.cast(x, "float32") for x in inputs.values()])
+    model = keras.Model(inputs, keras.layers.Dense(2)(total))
+
+    def pack(text):
+        ids = tf.strings.unicode_decode(text, "UTF-8").to_tensor(shape=[None, 4])
+        return {"input_word_ids": ids, "input_mask": tf.sign(ids), "input_type_ids": tf.zeros_like(ids)}
+
+    spec = ServingSpec({"text": tf.TensorSpec([None], tf.string)}, lambda call, text: {"logits": call(pack(text))},
+                       lambda logits: {"logits": logits}, input_shape=(4,))
+    return export_saved_model(export_dir, model, spec)
+
+
+def test_a_users_files_at_the_output_path_are_refused_before_the_conversion_and_kept(tmp_path):
+    source = export_small_model(str(tmp_path / "export"))
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "notes.txt").write_text("the user's")
+    with pytest.raises(OutputError) as refused:
+        export_tflite(source, str(taken))
+    assert str(refused.value) == (f"{taken} holds files this tool did not write (notes.txt): they are left as they "
+                                  "are; move them, or choose a new directory")
+    assert os.listdir(taken) == ["notes.txt"] and (taken / "notes.txt").read_text() == "the user's"
+    (tmp_path / "model.tflite").write_text("a file of the user's")
+    with pytest.raises(OutputError, match=r"model\.tflite is a file; expected a directory \(the file is left as it is\)$"):
+        export_tflite(source, str(tmp_path / "model.tflite"))
+    assert (tmp_path / "model.tflite").read_text() == "a file of the user's"
+    assert sorted(os.listdir(tmp_path)) == ["export", "model.tflite", "taken"]  # no temporary left either
+
+
+def test_an_earlier_output_is_replaced_whole_and_one_the_user_added_to_is_refused(tmp_path):
+    source = export_small_model(str(tmp_path / "export"))
+    lite = tmp_path / "lite"
+    export_tflite(source, str(lite))
+    assert {"model.tflite", "text_model.tflite"} <= set(os.listdir(lite))
+    export_tflite(source, str(lite), text_model=False)  # a rerun over its own output, which it replaces whole
+    assert sorted(os.listdir(lite)) == [".official_bert.written", "model.tflite"]
+    assert ops_of(str(lite / "model.tflite")) >= {"FULLY_CONNECTED"}
+    (lite / "labels.txt").write_text("the user's")
+    with pytest.raises(OutputError, match=r"lite holds files this tool did not write \(labels\.txt\)"):
+        export_tflite(source, str(lite))
+    assert (lite / "labels.txt").read_text() == "the user's" and (lite / "model.tflite").exists()
+
+
+def test_the_tool_refuses_a_file_at_output_dir_in_one_line(tmp_path):
+    source = export_small_model(str(tmp_path / "export"))
+    (tmp_path / "lite").write_bytes(b"keep me")
+    result = subprocess.run([sys.executable, os.path.join(REPO, "export_tflite.py"), f"--saved_model_dir={source}",
+                             f"--output_dir={tmp_path / 'lite'}"], capture_output=True, text=True, cwd=REPO,
+                            timeout=300)
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[-1] == (f"export_tflite: error: {tmp_path / 'lite'} is a file; expected a "
+                                              "directory (the file is left as it is)")
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    assert (tmp_path / "lite").read_bytes() == b"keep me"
+
+
+@pytest.mark.slow
+def test_a_bf16_export_converts_from_float32_to_the_float32_models_logits(tmp_path):
+    vocab, _ = write_model_files(str(tmp_path / "model"))
+    keras.utils.set_random_seed(3)
+    rng = np.random.default_rng(1)
+    mask = (np.arange(SEQ_LENGTH) < rng.integers(3, SEQ_LENGTH + 1, (24, 1))).astype(np.int32)
+    inputs = {"input_word_ids": rng.integers(5, 30, mask.shape).astype(np.int32) * mask, "input_mask": mask,
+              "input_type_ids": np.zeros_like(mask)}
+    model = spread(BertClassifier(BertEncoder(tiny_config()), len(LABELS)), inputs)
+    fp32 = export_text_classifier(str(tmp_path / "fp32"), model, vocab, LABELS)
+    bf16 = export_text_classifier(str(tmp_path / "bf16"), model_in_precision(model, "bf16"), vocab, LABELS)
+    expected, served_bf16 = ({k: v.numpy() for k, v in tf.saved_model.load(path).signatures["serve_tensors"](
+        **{k: tf.constant(v) for k, v in inputs.items()}).items()} for path in (fp32, bf16))
+    assert np.abs(served_bf16["logits"] - expected["logits"]).max() > 0  # the export does compute in bfloat16
+    # Converted as it is, its bfloat16 ops have no builtin kernel.
+    with pytest.raises(LiteRtExportError, match="ops without a LiteRT builtin"):
+        convert_signature(bf16, "serve_tensors")
+    written = export_tflite(str(tmp_path / "bf16"), str(tmp_path / "lite"))
+    assert written.text_problem is None and os.path.exists(written.text_model_path)
+    assert not [op for op in ops_of(written.model_path) if op not in _BUILTIN_NAMES.values()]
+    got = run_tflite(written.model_path, inputs)
+    # float32 throughout: the float32 model's logits (bf16's 8-bit mantissa would be ~1e-2 of them off), its labels.
+    scale = np.abs(expected["logits"]).max()
+    np.testing.assert_allclose(got["logits"], expected["logits"], atol=1e-5 * scale, rtol=0)
+    np.testing.assert_allclose(got["logits"], served_bf16["logits"], atol=2 ** -7 * scale, rtol=0)
+    assert list(got["label"]) == list(expected["label"]) and len(set(expected["label"])) > 1
