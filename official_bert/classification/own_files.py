@@ -4,6 +4,10 @@ A file's rows become InputExamples (`OwnFilesProcessor`); the label list is the 
 labels unless given, and is saved as labels.json in the output directory (`write_label_file`), so that evaluation,
 prediction and the export of that run, or of a later one started from it, use the same order. Class weights
 (`class_weights`) come from the training file's label counts.
+
+A label is its cell stripped of surrounding whitespace ("pos " and "pos" are one class), as --label_list is read.
+Two spellings of one label in a training file, "Pos" beside "pos" or "1.0" beside "1", are refused in one line
+naming both: one class or two is the user's to say, by writing them alike or by listing both in --label_list.
 """
 
 import collections
@@ -11,9 +15,11 @@ import dataclasses
 import json
 import math
 import os
+import unicodedata
 
 import tensorflow as tf
 
+from official_bert.classification import validation
 from official_bert.classification.errors import ClassificationDataError
 from official_bert.classification.examples import InputExample
 from official_bert.classification.processor import DataProcessor
@@ -114,7 +120,7 @@ class OwnFilesProcessor(DataProcessor):
             unseen = sorted(set(self.label_counts) - set(labels))
             if unseen:
                 raise ClassificationDataError(f"{self.files['train']}: label {unseen[0]!r} is not in --label_list "
-                                              f"({', '.join(labels)})")
+                                              f"({', '.join(labels)}){_other_spelling(unseen[0], labels)}")
         elif "train" in self.files:
             labels = sorted_labels(self.label_counts)
         elif saved and saved.get("labels"):
@@ -123,7 +129,10 @@ class OwnFilesProcessor(DataProcessor):
             raise ClassificationDataError("the labels are unknown: without --train_file, give --label_list or an "
                                           f"--init_checkpoint (or --output_dir) holding the {LABEL_FILE} of a "
                                           "training run")
-        if labels is not None and len(labels) < (1 if self.kind == MULTI_LABEL else 2):
+        if labels is not None and self.kind == MULTI_LABEL and not labels:
+            raise ClassificationDataError(f"{self.files['train']}: no row has a label (every label list is empty); "
+                                          "a multi-label task needs at least one")
+        if labels is not None and self.kind == SINGLE_LABEL and len(labels) < 2:
             raise ClassificationDataError(f"{self.files.get('train', '--label_list')}: a single-label task needs at "
                                           f"least two labels; found {', '.join(labels) or 'none'}")
         super().__init__(OWN_TASK, tuple(s for s in ("train", "dev", "test") if s in self.files), labels)
@@ -141,8 +150,10 @@ class OwnFilesProcessor(DataProcessor):
         return [self.files[split]]
 
     def cache_settings(self):
+        # --input_format, not every split's format: a split's key (its file and this) stays the same whichever other
+        # files a run is given (a sweep's runs are given no test file).
         return {**super().cache_settings(), "kind": self.kind, "columns": dataclasses.asdict(self.columns),
-                "formats": self.formats, "label_separator": self.label_separator}
+                "input_format": self.input_format, "label_separator": self.label_separator}
 
     def label_file(self):
         """What `write_label_file` saves: the kind, the labels in id order and the label separator."""
@@ -162,14 +173,23 @@ class OwnFilesProcessor(DataProcessor):
 
     def _scan_training_labels(self):
         path = self.files["train"]
+        spellings = {}  # a label's _spelling key → (the label, the row it was first seen on)
         for row_number, row in self._rows("train"):
             cell = row[self.columns.label]
             if self.kind is None:
                 self.kind = MULTI_LABEL if isinstance(cell, list) else SINGLE_LABEL
             label = self._parse_label(cell, path, row_number)
             self.num_train_rows += 1
-            self.label_counts.update(label if self.kind == MULTI_LABEL else () if self.kind == REGRESSION
-                                     else (label,))
+            names = label if self.kind == MULTI_LABEL else () if self.kind == REGRESSION else (label,)
+            if not self.explicit_labels:  # a --label_list that names both spellings makes them two classes
+                for name in names:
+                    first, first_row = spellings.setdefault(_spelling(name), (name, row_number))
+                    if first != name:
+                        raise ClassificationDataError(
+                            f"{path}, row {row_number}: label {name!r} and label {first!r} (row {first_row}) "
+                            f"{_how_alike(name, first)}: one class or two? Write them alike, or give --label_list "
+                            "naming both to keep two classes")
+            self.label_counts.update(names)
 
     def _read(self, split):
         path = self.files[split]
@@ -187,15 +207,14 @@ class OwnFilesProcessor(DataProcessor):
                         if name not in self.label_list:
                             raise ClassificationDataError(
                                 f"{where}: label {name!r} is not one of the labels {', '.join(self.label_list)}"
-                                + (" (those of the training file)" if not self.explicit_labels else ""))
+                                + (" (those of the training file)" if not self.explicit_labels else "")
+                                + _other_spelling(name, self.label_list))
             examples.append(InputExample(f"{split}-{row_number}", text_a, text_b, label))
         return examples
 
     @staticmethod
     def _text(row, column, where):
-        text = row[column]
-        if not isinstance(text, str):
-            raise ClassificationDataError(f"{where}: column {column!r} is {json.dumps(text)[:40]}, not a text")
+        text = validation.text(row[column], f"{where}, column {column!r}")
         if not text.strip():
             raise ClassificationDataError(f"{where}: column {column!r} is an empty text")
         return text
@@ -222,18 +241,18 @@ class OwnFilesProcessor(DataProcessor):
                 raise ClassificationDataError(
                     f"{where}: label {cell!r} in column {column!r} is not a list of labels; give a JSON list, or "
                     "--label_separator to split a string (e.g. --label_separator='|')")
+            # Empty names (an empty list, "bug|" split) are no label: a row may have none.
             names = [_class_name(name, where, column) for name in cell]
-            return tuple(dict.fromkeys(name.strip() for name in names if name.strip()))
+            return tuple(dict.fromkeys(validation.label_name(name, f"{where}, column {column!r}") for name in names
+                                       if name.strip()))
         if isinstance(cell, list):
             raise ClassificationDataError(f"{where}: label {cell!r} in column {column!r} is a list: a multi-label "
                                           "task? Pass --multi_label")
-        label = _class_name(cell, where, column)
+        label = validation.label_name(_class_name(cell, where, column), f"{where}, column {column!r}")
         number = _number(label)
         if (number is not None and math.isfinite(number) and not number.is_integer() and not self.explicit_labels):
             raise ClassificationDataError(f"{where}: label {label!r} in column {column!r} is a number, not a class; "
                                           "pass --regression for float labels (or --label_list to name the classes)")
-        if not label:
-            raise ClassificationDataError(f"{where}: column {column!r} has no label")
         return label
 
 
@@ -246,6 +265,30 @@ def _number(cell):
         return float(cell)
     except (TypeError, ValueError):
         return None
+
+
+def _spelling(label):
+    """What two spellings of one label share: its number (1, "1.0", "1e0"), else its text case-folded in NFC form."""
+    number = _number(label)
+    if number is not None and math.isfinite(number):
+        return number
+    return unicodedata.normalize("NFC", label).casefold()
+
+
+def _how_alike(label, other):
+    if isinstance(_spelling(label), float):
+        return "are the same number"
+    if label.casefold() == other.casefold():
+        return "differ only in case"
+    return f"differ only in case or Unicode form ({ascii(label)} beside {ascii(other)})"  # they may look the same
+
+
+def _other_spelling(label, labels):
+    """A message's note on the label of `labels` that `label` is another spelling of, or ""."""
+    for other in labels:
+        if _spelling(other) == _spelling(label):
+            return f"; {label!r} and {other!r} {_how_alike(label, other)}"
+    return ""
 
 
 def _class_name(value, where, column):

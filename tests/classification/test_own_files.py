@@ -93,6 +93,13 @@ def test_labels_saved_and_used_without_a_training_file(tmp_path):
                                                              "is not a list of labels; give a JSON list, or "
                                                              "--label_separator"),
     ([{"text": "a", "labels": "pos"}], {}, r"dev.jsonl, row 1: no column 'label' \(its columns: text, labels\)"),
+    ([{"text": None, "label": "pos"}], {}, r"dev.jsonl, row 1, column 'text' is None, not a text"),
+    ([{"text": 12, "label": "pos"}], {}, r"dev.jsonl, row 1, column 'text' is a number \(12\), not a text"),
+    ([{"text": ["a"], "label": "pos"}], {}, r"dev.jsonl, row 1, column 'text' is a list \['a'\], not a text"),
+    ([{"text": "a", "label": None}], {}, r"dev.jsonl, row 1: label null in column 'label' is not a class name"),
+    ([{"text": "a", "label": "  "}], {}, r"dev.jsonl, row 1, column 'label': the label is empty"),
+    ([{"text": "a", "label": "Pos"}], {}, r"dev.jsonl, row 1: label 'Pos' is not one of the labels neg, pos \(those "
+                                         r"of the training file\); 'Pos' and 'pos' differ only in case$"),
 ])
 def test_bad_labels_and_texts_name_file_and_row(tmp_path, rows, settings, expected):
     train = write_jsonl(str(tmp_path / "train.jsonl"), [{"text": "x", "label": "neg"}, {"text": "y", "label": "pos"}]
@@ -228,3 +235,159 @@ def test_windows_of_multi_label_documents_pool_to_one_row_each(tmp_path):
     logits = np.array([[1.0, -1.0], [3.0, -3.0], [-2.0, 2.0], [0.0, 0.0]])
     pooled, document_labels = document_outputs(feature_file, logits, read_labels.numpy(), real.numpy())
     assert pooled.tolist() == [[2.0, -2.0], [-2.0, 2.0]] and document_labels.tolist() == [[1, 0], [0, 1]]
+
+
+ERAS = ["ancient", "medieval", "modern"]
+
+
+def era_rows(spell):
+    """Nine rows, three per era, each label as `spell(era, i)` writes it."""
+    return [{"id": f"r{i}", "text": f"text {i}", "label": spell(ERAS[i % 3], i)} for i in range(9)]
+
+
+def padded(era, i):
+    return [era, era + " ", " " + era, "\t" + era + "  "][i % 4]  # "pos " beside "pos", as exports write them
+
+
+@pytest.mark.parametrize("name", ["train.csv", "train.tsv", "train.jsonl"])
+@pytest.mark.parametrize("multi", [False, True])
+def test_labels_that_differ_by_surrounding_whitespace_are_one_class(tmp_path, name, multi):
+    rows = era_rows(lambda era, i: [padded(era, i), " modern"] if multi and name.endswith(".jsonl")
+                    else f"{padded(era, i)}| modern" if multi else padded(era, i))
+    settings = {"label_separator": "|"} if multi and not name.endswith(".jsonl") else {}
+    files = {}
+    for split in ("train", "dev", "test"):
+        path = str(tmp_path / name.replace("train", split))
+        if name.endswith(".jsonl"):
+            write_jsonl(path, rows)
+        else:
+            with open(path, "w", encoding="utf-8", newline="") as f:
+                writer = csv.DictWriter(f, ["id", "text", "label"], delimiter="\t" if name.endswith(".tsv") else ",")
+                writer.writeheader()
+                writer.writerows(rows)
+        files[split] = path
+    processor = OwnFilesProcessor(files, Columns(id="id"), **settings)
+    expected = [tuple(sorted({era, "modern"})) if multi else era for era in (ERAS[i % 3] for i in range(9))]
+    assert processor.label_list == tuple(ERAS)  # three classes, not one per spelling
+    for split in ("train", "dev", "test"):
+        assert [e.label for e in processor.get_examples(split)] == expected
+    given = OwnFilesProcessor(files, Columns(id="id"), label_list=" modern, ancient ,medieval", **settings)
+    assert given.label_list == ("modern", "ancient", "medieval")
+    assert [e.label for e in given.get_examples("dev")] == expected
+
+
+@pytest.mark.parametrize("labels,settings,expected", [
+    (["pos", "neg", "Pos"], {}, "train.jsonl, row 3: label 'Pos' and label 'pos' (row 1) differ only in case: one "
+                                "class or two? Write them alike, or give --label_list naming both to keep two classes"),
+    (["1", "0", "1.0"], {}, "train.jsonl, row 3: label '1.0' and label '1' (row 1) are the same number"),
+    (["2", "0", "02"], {}, "train.jsonl, row 3: label '02' and label '2' (row 1) are the same number"),
+    ([["bug"], ["ui", "Bug"]], {}, "train.jsonl, row 2: label 'Bug' and label 'bug' (row 1) differ only in case"),
+    (["café", "cafe\u0301"], {}, "row 2: label 'cafe\u0301' and label 'café' (row 1) differ only in case or "
+                                "Unicode form ('cafe\\u0301' beside 'caf\\xe9')"),
+    (["pos", "neg", "Pos"], {"label_list": "pos,neg"},
+     "train.jsonl: label 'Pos' is not in --label_list (pos, neg); 'Pos' and 'pos' differ only in case"),
+])
+def test_two_spellings_of_a_label_are_refused_naming_both(tmp_path, labels, settings, expected):
+    train = write_jsonl(str(tmp_path / "train.jsonl"), [{"text": "t", "label": label} for label in labels])
+    with pytest.raises(ClassificationDataError) as raised:
+        OwnFilesProcessor({"train": train}, **settings)
+    assert expected in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_a_label_list_naming_both_spellings_keeps_two_classes(tmp_path):
+    train = write_jsonl(str(tmp_path / "train.jsonl"), [{"text": "t", "label": label} for label in
+                                                        ["pos", "neg", "Pos", "1", "1.0"]])
+    processor = OwnFilesProcessor({"train": train}, label_list="neg,pos,Pos,1,1.0")
+    assert [e.label for e in processor.get_examples("train")] == ["pos", "neg", "Pos", "1", "1.0"]
+    assert processor.label_counts == {"pos": 1, "neg": 1, "Pos": 1, "1": 1, "1.0": 1}
+
+
+def test_numbers_as_labels_are_their_digits(tmp_path):
+    train = write_jsonl(str(tmp_path / "train.jsonl"), [{"text": "t", "label": label} for label in
+                                                        [1, "0", 1.0, " 2 ", 0, "1"]])
+    processor = OwnFilesProcessor({"train": train})
+    assert processor.label_list == ("0", "1", "2")
+    assert [e.label for e in processor.get_examples("train")] == ["1", "0", "1", "2", "0", "1"]
+
+
+def test_a_multi_label_file_without_any_label_is_refused(tmp_path):
+    train = write_jsonl(str(tmp_path / "train.jsonl"), [{"text": "t", "label": []}, {"text": "u", "label": [" "]}])
+    with pytest.raises(ClassificationDataError) as raised:
+        OwnFilesProcessor({"train": train})
+    assert str(raised.value) == (f"{train}: no row has a label (every label list is empty); a multi-label task needs "
+                                 "at least one")
+    with_one = write_jsonl(str(tmp_path / "one.jsonl"), [{"text": "t", "label": []}, {"text": "u", "label": ["x"]}])
+    assert [e.label for e in OwnFilesProcessor({"train": with_one}).get_examples("train")] == [(), ("x",)]
+
+
+def test_a_cell_longer_than_the_csv_modules_default_limit_is_read(tmp_path):
+    document = "a long document , " * 10_000  # 180,000 characters: over csv's default 131,072
+    train = write_csv(str(tmp_path / "train.csv"), [{"text": document, "label": "pos"}, {"text": "b", "label": "neg"}],
+                      ["text", "label"])
+    previous = csv.field_size_limit(131_072)  # the default, whatever an earlier reader in this process set
+    try:
+        processor = OwnFilesProcessor({"train": train})
+        assert [e.text_a for e in processor.get_examples("train")] == [document, "b"]
+    finally:
+        csv.field_size_limit(previous)
+
+
+def test_a_tab_separated_file_named_csv_shows_its_header_and_the_flag(tmp_path):
+    train = str(tmp_path / "train.csv")
+    with open(train, "w", encoding="utf-8") as f:
+        f.write("text\tlabel\ngood\tpos\nbad\tneg\n")
+    with pytest.raises(Error) as raised:
+        OwnFilesProcessor({"train": train})
+    assert str(raised.value) == (f"{train}: no column 'text' (header is 'text\\tlabel': a tab-separated file? give "
+                                 "--input_format=tsv)")
+    assert OwnFilesProcessor({"train": train}, input_format="tsv").label_list == ("neg", "pos")
+
+
+def own_task_run(tmp_path, files, **flags):
+    """An OwnFilesTask checked and loaded as run_task would, with a tiny vocabulary; returns (task, settings)."""
+    from official_bert.finetuning import FineTuningSettings
+    from official_bert.tasks.own_files import OwnFilesTask
+
+    vocab = str(tmp_path / "vocab.txt")
+    with open(vocab, "w") as f:
+        f.write("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "good", "bad"]) + "\n")
+    settings = FineTuningSettings(str(tmp_path / "run"), "bert_config.json", vocab, max_seq_length=8, **flags)
+    task = OwnFilesTask(files)
+    task.check(settings)
+    task.load(settings, settings.tokenizer_spec())
+    return task, settings
+
+
+@pytest.mark.parametrize("bad_split", ["dev", "test"])
+def test_every_file_is_checked_before_any_feature_is_written(tmp_path, bad_split):
+    good = write_jsonl(str(tmp_path / "good.jsonl"), [{"text": "good", "label": "pos"},
+                                                     {"text": "bad", "label": "neg"}])
+    bad = write_jsonl(str(tmp_path / "bad.jsonl"), [{"text": "good", "label": "pos"}, {"text": "", "label": "neg"}])
+    files = {"train": good, "dev": good, "test": good, bad_split: bad}
+    with pytest.raises(ClassificationDataError, match=r"bad.jsonl, row 2: column 'text' is an empty text"):
+        own_task_run(tmp_path, files, do_train=True, do_eval=True, do_predict=True)
+    assert not os.path.exists(tmp_path / "run")  # no feature_cache/ with the training features
+    task, _ = own_task_run(tmp_path, {"train": good, "dev": good, "test": good}, do_train=True, do_eval=True,
+                           do_predict=True)
+    cached = sorted(os.listdir(tmp_path / "run" / "feature_cache"))
+    assert [name.split("-")[1] for name in cached] == ["dev", "dev", "test", "test", "train", "train"]
+    assert (task.train_file.num_examples, task.dev_files["dev"].num_examples, task.test_files["test"].num_examples) \
+        == (2, 2, 2)
+
+
+@pytest.mark.parametrize("files,flags,expected", [
+    ({"train": "T"}, {"do_eval": True}, "--train_file is given but --do_train is not: pass --do_train, or leave "
+                                        "--train_file out"),
+    ({"train": "T", "test": "T"}, {"do_predict": True}, "--train_file is given but --do_train is not"),
+    ({"train": "T", "dev": "T"}, {"do_train": True}, "--dev_file is given but --do_eval is not: pass --do_eval, or "
+                                                     "leave --dev_file out"),
+    ({"train": "T", "test": "T"}, {"do_train": True}, "--test_file is given but --do_predict is not"),
+    ({"train": "T"}, {"do_train": True, "do_eval": True}, "--do_eval needs --dev_file"),
+])
+def test_a_file_without_its_step_is_refused_naming_both_flags(tmp_path, files, flags, expected):
+    train = write_jsonl(str(tmp_path / "t.jsonl"), [{"text": "good", "label": "pos"}, {"text": "bad", "label": "neg"}])
+    write_label_file(str(tmp_path / "run"), OwnFilesProcessor({"train": train}))  # a run to continue: its labels
+    with pytest.raises(ClassificationDataError) as raised:
+        own_task_run(tmp_path, {split: train for split in files}, **flags)
+    assert str(raised.value).startswith(expected) and "\n" not in str(raised.value)
+    assert os.listdir(tmp_path / "run") == ["labels.json"]
