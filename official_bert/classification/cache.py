@@ -167,19 +167,66 @@ def load_or_create_features(processor, split, tokenizer, max_seq_length, output_
     >>> cached.num_examples, cached.num_padding
     (1, 3)
     """
-    key = cache_key(processor, split, tokenizer, tokenizer_file, do_lower_case, max_seq_length, pad_to_multiple_of,
-                    doc_stride)
+    return load_or_create_splits(processor, {split: pad_to_multiple_of}, tokenizer, max_seq_length, output_dir,
+                                 tokenizer_file=tokenizer_file, do_lower_case=do_lower_case,
+                                 doc_stride=doc_stride)[split]
+
+
+def load_or_create_splits(processor, splits, tokenizer, max_seq_length, output_dir, *, tokenizer_file,
+                          do_lower_case, doc_stride=0):
+    """The FeatureFiles of several splits, as `load_or_create_features` gives each, every split without a cache read
+    and checked before any feature is written: a bad dev file stops the run with no training features left behind.
+
+    Args:
+        processor: the task's DataProcessor.
+        splits: split name → pad_to_multiple_of (see `load_or_create_features`).
+        tokenizer, max_seq_length, output_dir, tokenizer_file, do_lower_case, doc_stride: as
+            `load_or_create_features`'s.
+
+    Returns:
+        split name → FeatureFile.
+
+    Example:
+    >>> import os, tempfile
+    >>> from official_bert.classification.tasks import get_processor
+    >>> from official_bert.tokenization import FullTokenizer
+    >>> data_dir = tempfile.mkdtemp()
+    >>> _ = open(os.path.join(data_dir, "train.tsv"), "w").write("sentence\\tlabel\\nFine .\\t1\\n")
+    >>> _ = open(os.path.join(data_dir, "dev.tsv"), "w").write("sentence\\tlabel\\nFine .\\t7\\n")
+    >>> vocab = os.path.join(data_dir, "vocab.txt")
+    >>> _ = open(vocab, "w").write("[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\nfine\\n")
+    >>> load_or_create_splits(get_processor("sst-2", data_dir), {"train": 1, "dev": 8}, FullTokenizer(vocab), 8,
+    ...                       data_dir, tokenizer_file=vocab, do_lower_case=True)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    official_bert.classification.errors.ClassificationDataError: .../dev.tsv:2: label '7' is not one of the task's ...
+    >>> os.path.exists(os.path.join(data_dir, "feature_cache"))
+    False
+    """
     directory = os.path.join(output_dir, "feature_cache")
-    path = os.path.join(directory, f"{processor.task_name}-{split}-{key[:16]}.tf_record")
-    cached = _read_metadata(path)
-    if cached is not None and tf.io.gfile.exists(path):
-        logging.info("reusing cached %s %s features: %s (%d examples)", processor.task_name, split, path,
-                     cached.num_examples)
-        return cached
-    examples = processor.get_examples(split)
+    found, pending = {}, {}
+    for split in splits:
+        key = cache_key(processor, split, tokenizer, tokenizer_file, do_lower_case, max_seq_length, splits[split],
+                        doc_stride)
+        path = os.path.join(directory, f"{processor.task_name}-{split}-{key[:16]}.tf_record")
+        cached = _read_metadata(path)
+        if cached is not None and tf.io.gfile.exists(path):
+            logging.info("reusing cached %s %s features: %s (%d examples)", processor.task_name, split, path,
+                         cached.num_examples)
+            found[split] = cached
+        else:
+            pending[split] = (path, processor.get_examples(split))
+    for split in list(pending):
+        path, examples = pending.pop(split)  # each split's examples let go once written
+        found[split] = _write_features(processor, split, examples, path, tokenizer, max_seq_length, splits[split],
+                                       doc_stride)
+    return {split: found[split] for split in splits}
+
+
+def _write_features(processor, split, examples, path, tokenizer, max_seq_length, pad_to_multiple_of, doc_stride):
     label_list = processor.label_list
     multi_hot = len(label_list) if processor.multi_label else 0
-    tf.io.gfile.makedirs(directory)
+    tf.io.gfile.makedirs(os.path.dirname(path))
     num_features = 0
     with atomic_path(path) as tmp, tf.io.TFRecordWriter(tmp) as writer:
         for i, example in enumerate(examples):

@@ -8,7 +8,6 @@ The data (processors, features and their cache, metrics, result files) is `offic
 module adds the model, its loss, the training stream, evaluation, the test predictions and the export.
 """
 
-import functools
 import os
 
 import keras
@@ -17,8 +16,8 @@ import tensorflow as tf
 from absl import logging
 
 from official_bert.classification import (best_metric, evaluation_metrics, feature_dataset, get_processor,
-                                          load_or_create_features, results_file_name, write_leaderboard_file,
-                                          write_test_results)
+                                          results_file_name, write_leaderboard_file, write_test_results)
+from official_bert.classification.cache import load_or_create_splits
 from official_bert.classification.metrics import mean_loss
 from official_bert.classification.records import batch_parser
 from official_bert.classification.tsv_tasks import TSV_TASKS
@@ -68,17 +67,18 @@ class ClassificationTask(FineTuningTask):
         check_window_pooling(self.window_pooling)
 
     def load(self, settings, tokenizer):
-        # Every split needed, converted once and cached (see classification/cache.py); evaluation and prediction
-        # sets are padded to whole batches.
-        features = functools.partial(load_or_create_features, self.processor, tokenizer=tokenizer.python_tokenizer(),
-                                     max_seq_length=settings.max_seq_length, output_dir=settings.cache_dir,
-                                     tokenizer_file=tokenizer.file, do_lower_case=tokenizer.do_lower_case,
-                                     doc_stride=self.doc_stride)
-        self.train_file = features("train") if settings.do_train else None
-        self.dev_files = {split: features(split, pad_to_multiple_of=settings.eval_batch_size)
-                          for split in self.processor.dev_splits} if settings.do_eval else {}
-        self.test_files = {split: features(split, pad_to_multiple_of=settings.predict_batch_size)
-                           for split in self.processor.test_splits} if settings.do_predict else {}
+        # Every split needed, converted once and cached (see classification/cache.py), all of them read and checked
+        # before any is written; evaluation and prediction sets are padded to whole batches.
+        dev = self.processor.dev_splits if settings.do_eval else ()
+        test = self.processor.test_splits if settings.do_predict else ()
+        splits = {**({"train": 1} if settings.do_train else {}), **dict.fromkeys(dev, settings.eval_batch_size),
+                  **dict.fromkeys(test, settings.predict_batch_size)}
+        files = load_or_create_splits(self.processor, splits, tokenizer.python_tokenizer(), settings.max_seq_length,
+                                      settings.cache_dir, tokenizer_file=tokenizer.file,
+                                      do_lower_case=tokenizer.do_lower_case, doc_stride=self.doc_stride)
+        self.train_file = files.get("train")
+        self.dev_files = {split: files[split] for split in dev}
+        self.test_files = {split: files[split] for split in test}
 
     def build_model(self, encoder):
         layers = min(4, encoder.config.num_hidden_layers) if self.freeze_encoder else None

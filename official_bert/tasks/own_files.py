@@ -59,7 +59,8 @@ class OwnFilesTask(ClassificationTask):
     >>> _ = open(path, "w").write('{"text": "a", "label": ["x", "y"]}\\n{"text": "b", "label": []}\\n')
     >>> from official_bert.finetuning import FineTuningSettings
     >>> task = OwnFilesTask({"train": path, "dev": path})
-    >>> task.check(FineTuningSettings(os.path.dirname(path), "bert_config.json", "vocab.txt", do_train=True))
+    >>> task.check(FineTuningSettings(os.path.dirname(path), "bert_config.json", "vocab.txt", do_train=True,
+    ...                               do_eval=True))
     >>> task.processor.kind, task.processor.label_list, task.metric
     ('multi_label', ('x', 'y'), 'eval_micro_f1')
     """
@@ -80,14 +81,18 @@ class OwnFilesTask(ClassificationTask):
 
     def check(self, settings):
         super().check(settings)
-        # The label order of the run this one continues: its output directory's, else its init checkpoint's.
-        saved = read_label_file(settings.output_dir, settings.init_checkpoint)
-        files = {split: path for split, path in self.files.items()
-                 if path and (split != "train" or settings.do_train or not saved)}
+        # A file is read for its step alone: one given without it would be ignored (or, a training file, read for
+        # its labels while the model stays untrained), which is the user's slip more often than the plan.
         for split, flag, needed in (("train", "do_train", settings.do_train), ("dev", "do_eval", settings.do_eval),
                                     ("test", "do_predict", settings.do_predict)):
             if needed and not self.files.get(split):
                 raise ClassificationDataError(f"--{flag} needs --{split}_file")
+            if self.files.get(split) and not needed:
+                raise ClassificationDataError(f"--{split}_file is given but --{flag} is not: pass --{flag}, or leave "
+                                              f"--{split}_file out")
+        # The label order of the run this one continues: its output directory's, else its init checkpoint's.
+        saved = read_label_file(settings.output_dir, settings.init_checkpoint)
+        files = {split: path for split, path in self.files.items() if path}
         self.processor = OwnFilesProcessor(files, self.columns, input_format=self.input_format, saved=saved,
                                            **self.label_settings)
         if saved and saved.get("labels") != self.processor.label_file()["labels"] and not settings.do_train:

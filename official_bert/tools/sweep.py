@@ -13,7 +13,7 @@ from official_bert.training.options import TrainingError
 FLAGS = flags.FLAGS
 # What a run must not inherit from its sweep: the sweep itself, and what only the chosen run does.
 _NOT_INHERITED = ("sweep", "train_batch_sizes", "learning_rates", "epochs_list", "num_restarts", "seeds",
-                  "export_dir", "do_predict")
+                  "export_dir", "do_predict", "test_file")
 
 
 def sweep_from_flags():

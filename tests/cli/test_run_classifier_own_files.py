@@ -70,6 +70,8 @@ def test_bad_input_gives_one_line_and_writes_nothing(tmp_path):
     latin1 = d / "latin1.csv"
     latin1.write_bytes("text,label\nok,pos\ncafé,neg\n".encode("latin-1"))
     (d / "empty.csv").write_text("")
+    (d / "tabs.csv").write_text("text\tlabel\ngood film\tpos\nbad film\tneg\n")
+    spellings = write_csv(d / "s.csv", ["text", "label"], [["a", "pos"], ["b", "neg"], ["c", "Pos"]])
     cases = [
         ("missing column", [f"--train_file={good}", "--text_a_column=body", "--do_train"],
          f"{good}: no column 'body' (its columns: id, text, label)"),
@@ -98,6 +100,19 @@ def test_bad_input_gives_one_line_and_writes_nothing(tmp_path):
          "--threshold is for multi-label tasks"),
         ("class weights", [f"--train_file={good}", "--do_train", "--class_weights=1,2,3"],
          "--class_weights=1,2,3: expected 'balanced' or 2 positive numbers, one per label in order (neg, pos)"),
+        ("tabs in a .csv", [f"--train_file={d / 'tabs.csv'}", "--do_train"],
+         r"tabs.csv: no column 'text' (header is 'text\tlabel': a tab-separated file? give --input_format=tsv)"),
+        ("two spellings", [f"--train_file={spellings}", "--do_train"],
+         "s.csv, row 3: label 'Pos' and label 'pos' (row 1) differ only in case: one class or two?"),
+        ("dev error after a good train file", [f"--train_file={good}", "--do_train", "--do_eval",
+                                               f"--dev_file={write_csv(d / 'x.csv', ['text', 'label'], [[' ', 'x']])}"],
+         "x.csv, row 1: column 'text' is an empty text"),
+        ("train file without --do_train", [f"--train_file={good}", f"--dev_file={good}", "--do_eval"],
+         "--train_file is given but --do_train is not: pass --do_train, or leave --train_file out"),
+        ("dev file without --do_eval", [f"--train_file={good}", f"--dev_file={good}", "--do_train"],
+         "--dev_file is given but --do_eval is not"),
+        ("test file without --do_predict", [f"--train_file={good}", f"--test_file={good}", "--do_train"],
+         "--test_file is given but --do_predict is not"),
     ]
     argvs = [[*model_flags(tmp_path), f"--output_dir={d / 'out' / str(i)}", *argv]
              for i, (_, argv, _) in enumerate(cases)]
@@ -109,6 +124,24 @@ def test_bad_input_gives_one_line_and_writes_nothing(tmp_path):
         lines = stderr.strip().splitlines()
         assert code == 1 and lines[-1].startswith("run_classifier: error: ") and fragment in lines[-1], (name, stderr)
         assert "Traceback" not in stderr, (name, stderr)
-        out = d / "out" / str(i)
-        for output in ("labels.json", "predictions.jsonl", "eval_results.txt", "checkpoint"):
-            assert not (out / output).exists(), (name, output)
+        assert not (d / "out" / str(i)).exists(), (name, os.listdir(d / "out" / str(i)))  # no feature_cache/ either
+
+
+def test_a_sweep_with_a_test_file_reuses_the_features_in_every_run(tmp_path):
+    """A sweep's runs are the tool again without --do_predict (and so without --test_file): they neither stop at the
+    test file nor convert the training and dev files again, whose cache keys do not depend on the files beside them."""
+    rng = random.Random(1)
+    rows = [[" ".join(rng.choices(FILLER, k=4)), rng.choice(["neg", "pos"])] for _ in range(24)]
+    train = write_csv(tmp_path / "train.csv", ["text", "label"], rows)
+    test = write_csv(tmp_path / "test.csv", ["text"], [row[:1] for row in rows[:5]])
+    output_dir = tmp_path / "run"
+    done = subprocess.run([sys.executable, SCRIPT, *model_flags(tmp_path), f"--output_dir={output_dir}",
+                           f"--train_file={train}", f"--dev_file={train}", f"--test_file={test}", "--do_train",
+                           "--do_eval", "--do_predict", "--num_train_epochs=1", "--seeds=1,2",
+                           "--mixed_precision=fp32"], env=environment(), capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    runs = sorted(os.listdir(output_dir / "runs"))
+    assert len(runs) == 2 and not any((output_dir / "runs" / name / "feature_cache").exists() for name in runs)
+    assert len([n for n in os.listdir(output_dir / "feature_cache") if n.endswith(".json")]) == 3  # train, dev, test
+    with open(output_dir / "predictions.jsonl", encoding="utf-8") as f:
+        assert [json.loads(line)["id"] for line in f] == [1, 2, 3, 4, 5]
