@@ -14,7 +14,8 @@ Your own files instead of --task_name: --train_file, --dev_file, --test_file (CS
 Lines), columns by name (--text_a_column, --text_b_column, --label_column, --id_column); single-label, multi-label
 (a JSON list or --label_separator in the label cell, or --multi_label: a threshold per label chosen on dev) or
 --regression; --class_weights=balanced. The label order is saved as labels.json in --output_dir; --do_predict
-writes predictions.jsonl (and predictions.csv for a CSV input): one row per input row, in order, with its id.
+writes predictions.jsonl (and predictions.csv for a CSV input): one row per input row, in order, with its id. Every
+file is read and checked before any feature is written.
 
 As the original, training runs int(examples / train_batch_size * num_train_epochs) steps and --do_eval,
 --do_predict and --export_dir then use the final checkpoint. Outputs in --output_dir: cached features,
@@ -86,16 +87,20 @@ flags.DEFINE_integer("doc_stride", 0, "Long documents: 0 truncates a text longer
 flags.DEFINE_enum("window_pooling", "mean", ["mean", "max"], "With --doc_stride: a document's logits (or regression "
                   "score) are the mean of its windows', or their elementwise maximum.")
 # Your own files (instead of --task_name).
-flags.DEFINE_string("train_file", None, "Your training file: .csv or .tsv with a header row (read as Python's csv "
-                    "module reads it), or .jsonl / .json (one JSON object per line); instead of --task_name.")
+flags.DEFINE_string("train_file", None, "Your training file (--do_train): .csv or .tsv with a header row (read as "
+                    "Python's csv module reads it), or .jsonl / .json (one JSON object per line); instead of "
+                    "--task_name. Each file goes with its --do_* flag: one given without it is refused.")
 flags.DEFINE_string("dev_file", None, "Your dev file (--do_eval), as --train_file.")
 flags.DEFINE_string("test_file", None, "Your file to predict (--do_predict), as --train_file; its label column may be "
                     "missing. One row of predictions.jsonl per row, in order.")
-flags.DEFINE_enum("input_format", None, ["csv", "tsv", "jsonl"], "The files' format; default: from each extension.")
+flags.DEFINE_enum("input_format", None, ["csv", "tsv", "jsonl"], "The files' format; default: from each extension "
+                  "(a .csv file whose header holds tabs needs --input_format=tsv).")
 flags.DEFINE_string("text_a_column", "text", "The column of the text (the first of a pair).")
 flags.DEFINE_string("text_b_column", None, "The column of the second text of a sentence-pair task.")
 flags.DEFINE_string("label_column", "label", "The column of the label: a class, a list of classes (JSON Lines; or a "
-                    "string split by --label_separator), or a number (--regression).")
+                    "string split by --label_separator), or a number (--regression). A class is its cell stripped of "
+                    "surrounding spaces; two spellings of one class (Pos and pos, 1.0 and 1) are refused unless "
+                    "--label_list names both.")
 flags.DEFINE_string("id_column", None, "The column whose value identifies a row in predictions.jsonl; default: the "
                     "row number (a CSV file's data rows from 1, a JSON Lines file's line).")
 flags.DEFINE_string("label_separator", None, "Multi-label: split a label cell at this string (e.g. '|').")
