@@ -31,6 +31,7 @@ from official_bert.training.options import MIXED_PRECISION_POLICIES, TrainingErr
 from official_bert.training.outputs import prepare_output_dir
 from official_bert.training.precision import resolve_mixed_precision
 
+_PRECISION_NAMES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 KEEP_BEST_NOTE = ("best of the per-epoch evaluations by {metric} on this dev set (an optimistic figure: chosen on "
                   "the set it is reported on)")
 
@@ -101,6 +102,16 @@ def _run(task, settings, tokenizer, strategy, watch):
     global_step = load_trained_weights(model, settings.output_dir, init_checkpoint, settings.do_lower_case,
                                        best=keep_best)
 
+    # What the run reports is what its export serves: evaluation, predictions and the export all compute in
+    # --export_precision (float32 by default, whatever the training's precision), as the same weights loaded in
+    # Keras or served from the SavedModel do.
+    precision = resolve_export_precision(settings.export_precision)
+    served_in = "bf16" if precision == "bf16" else None
+    if served_in != mixed_precision:
+        with strategy.scope():
+            model = _in_precision(task, model, config, mixed_precision, served_in)
+        predictor = Predictor(model, strategy, None if task.per_token_outputs else bucket_width)
+
     # Every worker evaluates and predicts (the replicas' outputs are gathered); only the chief's files are kept.
     tables = {}
     with distribution.WorkerDirectory(settings.output_dir, strategy) as directory:
@@ -116,7 +127,14 @@ def _run(task, settings, tokenizer, strategy, watch):
             tables[basename] = results
 
     if settings.export_dir and is_chief:
-        _export(task, model, config, mixed_precision, tokenizer, settings)
+        _export(task, model, config, served_in, precision, tokenizer, settings)
+    done = [part for part, asked in (("the evaluation", settings.do_eval), ("the predictions", settings.do_predict),
+                                     ("the export", settings.export_dir)) if asked]
+    if done:
+        logging.info("%s computed in %s (--export_precision=%s)%s",
+                     " and ".join([", ".join(done[:-1]), done[-1]] if len(done) > 1 else done),
+                     _PRECISION_NAMES[precision], settings.export_precision,
+                     f"; trained in {_PRECISION_NAMES[mixed_precision or 'fp32']}" if do_train else "")
     return tables
 
 
@@ -134,12 +152,11 @@ def build_encoder(config, mixed_precision=None, remat=False):
                        causal_attention=config.causal_attention, remat=remat)
 
 
-def _export(task, model, config, mixed_precision, tokenizer, settings):
-    """Writes the SavedModel version computing in --export_precision (and its LiteRT conversion, from float32)."""
-    precision = resolve_export_precision(settings.export_precision)
+def _export(task, model, config, served_in, precision, tokenizer, settings):
+    """Writes the SavedModel version of `model` (computing in `precision`), and its LiteRT conversion (from
+    float32)."""
     spec = task.serving_spec(tokenizer, settings.max_seq_length)
-    served = _in_precision(task, model, config, mixed_precision, "bf16" if precision == "bf16" else None)
-    path = export_saved_model(settings.export_dir, served, spec)
+    path = export_saved_model(settings.export_dir, model, spec)
     logging.info("exported the model for serving (computing in %s) to %s", precision, path)
     if not settings.export_tflite_dir:
         return
@@ -147,7 +164,7 @@ def _export(task, model, config, mixed_precision, tokenizer, settings):
     # copy of it.
     with tempfile.TemporaryDirectory() as scratch:
         source = path if precision == "fp32" else export_saved_model(
-            scratch, _in_precision(task, model, config, mixed_precision, None), spec)
+            scratch, _in_precision(task, model, config, served_in, None), spec)
         written = export_tflite(source, settings.export_tflite_dir, settings.tflite_quantization)
     logging.info("converted it to LiteRT in %s%s", settings.export_tflite_dir,
                  f" (no text_model.tflite: {written.text_problem})" if written.text_problem else "")

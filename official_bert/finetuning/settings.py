@@ -49,8 +49,9 @@ class FineTuningSettings:
         keep_best: evaluate after every epoch and use the best checkpoint by the task's metric.
         features_dir: where converted features are cached (None: output_dir).
         export_dir: export a SavedModel version there.
-        export_precision: what the export computes in: "auto" (bf16 where this machine computes it natively),
-            "fp32" or "bf16".
+        export_precision: what the evaluation, the predictions and the export compute in (one model, one answer):
+            "fp32" (the default: the same answers on any machine, as the weights loaded in Keras give), "bf16"
+            (faster where the serving hardware computes it natively) or "auto" (bf16 if this machine does).
         export_tflite_dir: also convert that export to LiteRT there (model.tflite, text_model.tflite).
         tflite_quantization: the LiteRT weights: "none", "dynamic_int8" or "float16".
         tokenizer_ops: the exported WordPiece's ops: "core" or "tf_text".
@@ -95,7 +96,7 @@ class FineTuningSettings:
     keep_best: bool = False
     features_dir: Optional[str] = None
     export_dir: Optional[str] = None
-    export_precision: str = "auto"
+    export_precision: str = "fp32"
     export_tflite_dir: Optional[str] = None
     tflite_quantization: str = "none"
     tokenizer_ops: str = "core"

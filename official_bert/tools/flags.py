@@ -121,10 +121,12 @@ def define_shared_flags():
 
 def define_export_precision_flags():
     """Defines --export_precision (`official_bert.export.precision.resolve_export_precision` reads it)."""
-    flags.DEFINE_enum("export_precision", "auto", ["auto", "fp32", "bf16"], "What the exported SavedModel computes "
-                      "in (its inputs and outputs stay float32/strings): bf16 is faster where the hardware computes "
-                      "it natively (CPUs with AMX or AVX512_BF16, GPUs of compute capability 8.0 or more) and slower "
-                      "elsewhere; auto: bf16 if this machine has it, else fp32.")
+    flags.DEFINE_enum("export_precision", "fp32", ["auto", "fp32", "bf16"], "What the exported SavedModel computes "
+                      "in (its inputs and outputs stay float32/strings), and a fine-tuning run's evaluation and "
+                      "predictions too, so that the figures it reports are those the export serves (training follows "
+                      "--mixed_precision). fp32: the same answers on any machine. bf16: faster where the serving "
+                      "hardware computes it natively (CPUs with AMX or AVX512_BF16, GPUs of compute capability 8.0 or "
+                      "more), slower elsewhere. auto: bf16 if this machine has it, else fp32.")
 
 
 def define_export_flags():

@@ -4,7 +4,12 @@ bfloat16 trains BERT 1.56–1.64× faster than float32 on a CPU with AVX512_BF16
 on one without (AVX2 only, as on many laptops and cloud VMs), where every bf16 op is emulated. So the default is
 chosen from the devices, never assumed: TPUs, GPUs of compute capability 8.0 or more (Ampere on), and CPUs that
 report `avx512_bf16` or `amx_bf16` get bf16. fp16 needs loss scaling and is never chosen automatically.
+
+The environment variable `OFFICIAL_BERT_AUTO_PRECISION=fp32|bf16` overrides the hardware test (for `auto` only, TPUs
+aside): to see on one machine what `auto` does on the other kind, e.g. to run the test suite both ways.
 """
+
+import os
 
 import tensorflow as tf
 from absl import logging
@@ -12,6 +17,7 @@ from absl import logging
 from official_bert.training.options import MIXED_PRECISION_POLICIES, TrainingError
 
 _CPU_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
+AUTO_PRECISION_VARIABLE = "OFFICIAL_BERT_AUTO_PRECISION"
 
 
 def resolve_mixed_precision(value, strategy=None, cpu_flags=None, gpu_capabilities=None):
@@ -47,6 +53,11 @@ def resolve_mixed_precision(value, strategy=None, cpu_flags=None, gpu_capabiliti
 def _auto(strategy, cpu_flags, gpu_capabilities):
     if isinstance(strategy, tf.distribute.TPUStrategy):
         return "bf16", "a TPU computes bfloat16 natively"
+    forced = os.environ.get(AUTO_PRECISION_VARIABLE)
+    if forced and cpu_flags is None and gpu_capabilities is None:
+        if forced not in ("fp32", "bf16"):
+            raise TrainingError(f"{AUTO_PRECISION_VARIABLE}={forced}: expected fp32 or bf16")
+        return (None if forced == "fp32" else "bf16"), f"{AUTO_PRECISION_VARIABLE}={forced}"
     if gpu_capabilities is None:
         gpu_capabilities = [tf.config.experimental.get_device_details(gpu).get("compute_capability", (0, 0))
                             for gpu in tf.config.list_physical_devices("GPU")]

@@ -12,7 +12,7 @@ import tensorflow as tf
 from official_bert import BertClassifier
 from official_bert.export.saved_model import ServingSpec
 from official_bert.export.text import TextPacker
-from official_bert.finetuning import FineTuningSettings, FineTuningTask, run_task, stream
+from official_bert.finetuning import FineTuningSettings, FineTuningTask, driver, run_task, stream
 from official_bert.finetuning.stream import TrainingRecords
 
 SEQ_LENGTH = 16
@@ -99,11 +99,14 @@ def test_run_level_flags_reach_the_model_the_stream_and_the_served_tokenizer(tmp
                                   bucket_by_length=True, mixed_precision="bf16", log_steps=1,
                                   export_dir=str(tmp_path / "export"), export_precision="fp32",
                                   export_tflite_dir=str(tmp_path / "lite"))
+    lines = []
+    monkeypatch.setattr(driver.logging, "info", lambda message, *args: lines.append(message % args))
     run_task(task, settings)
 
-    # The model: the encoder computes in --mixed_precision; the export's, in --export_precision.
+    # The model: the encoder computes in --mixed_precision; the export's, in --export_precision, and the run says so.
     assert [encoder.get_layer("pooler").dtype_policy.name for encoder in task.encoders] == ["mixed_bfloat16",
                                                                                             "float32"]
+    assert lines[-1] == "the export computed in float32 (--export_precision=fp32); trained in bfloat16"
     # The stream: per-batch padding to a multiple of 4, length buckets.
     assert streams == [(4, True)]
     widths = {int(inputs["input_mask"].shape[1]) for inputs, _ in dataset_fn(task.train_records(), 4, 1, 4, True)(0)

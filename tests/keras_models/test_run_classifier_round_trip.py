@@ -1,5 +1,5 @@
 """A run_classifier.py output directory (own files, multi-label) loads as a `TextClassifier` that answers as the run's
-predictions.jsonl does, its labels and thresholds read from the directory; and the classifier's `save_checkpoint` is
+predictions.jsonl does (whatever precision the run trained in), its labels and thresholds read from the directory; and the classifier's `save_checkpoint` is
 an --init_checkpoint from which a predict-only run writes the same predictions."""
 
 import json
@@ -29,9 +29,11 @@ def test_a_run_directory_is_a_text_classifier_and_back(tmp_path):
     run_dir = str(tmp_path / "run")
 
     def settings(output_dir, **overrides):
+        # Trained in bf16 on any CPU (emulated where it is not native): the run's predictions are computed in the
+        # export's precision (float32 by default), so they are what the same weights give in Keras.
         values = dict(do_train=True, do_eval=True, do_predict=True, max_seq_length=SEQ_LENGTH, train_batch_size=16,
                       eval_batch_size=32, predict_batch_size=32, learning_rate=2e-3, num_train_epochs=4,
-                      iterations_per_loop=50, log_steps=1000)
+                      iterations_per_loop=50, log_steps=1000, mixed_precision="bf16")
         return FineTuningSettings(output_dir, config, vocab, **{**values, **overrides})
 
     def task(**files):
