@@ -14,12 +14,22 @@ How it stays fast and bounded:
   lets go of Python's lock while it computes), with at most two windows waiting at each hand-over, so memory holds
   a few windows whatever the file's size.
 
+Ids: a row's id is its value in the input's `id` column when every input file has one (or in the column
+`id_column` names), else its number in its file (`FILE:NUMBER` over several files). Ids are written as they are:
+rows with the same id each come out once, in input order.
+
+One run per output: a run holds the lock file `.<name>.lock` beside the output (`io.locks.output_file_lock`), and
+a second run on the same output refuses in one line naming the first (pid, host).
+
 Resuming: the output is written to a partial file beside the final one (`.<name>.partial`, or a local directory
 for a remote output), and after each window a state file records how many input rows and output bytes are
-complete. Rerun with the same inputs, model and settings after a kill, it truncates the partial file to the last
-complete window and continues from the next row: no row is written twice, and since windows start at the same
-rows, the batches and so the bytes are those of an uninterrupted run. The final name appears only when every
-row is written (a rename).
+complete. Rerun with the same inputs, model and settings after a kill or Ctrl-C, it truncates the partial file to
+the last complete window and continues from the next row: no row is written twice, and since windows start at the
+same rows, the batches and so the bytes are those of an uninterrupted run. The final name appears only when every
+row is written (a rename). Inputs and model are recognized by their content, not their paths: a model exported
+again to the same directory, or an input rewritten in place, starts over (saying so in one line). The model's
+content is its saved_model.pb, its variables' index (which holds a checksum of every weight) and its assets; a
+local input's is its bytes, a remote one's its size and modification time (not read twice).
 """
 
 import collections
@@ -35,10 +45,11 @@ import time
 import numpy as np
 import tensorflow as tf
 
-from official_bert.errors import Error
+from official_bert.errors import Error, Interrupted
 from official_bert.export.tflite import saved_model_version
 from official_bert.io.atomic import atomic_path, write_text
 from official_bert.io.files import is_remote
+from official_bert.io.locks import output_file_lock
 from official_bert.io.table_files import TableFileError, read_columns, read_rows, table_format
 
 OUTPUT_FORMATS = ("jsonl", "csv")
@@ -46,6 +57,7 @@ ON_ERROR = ("fail", "skip")
 # A pair classifier packs a row whose second text is empty as a single sentence: an empty text_b is no error.
 OPTIONAL_INPUTS = ("text_b",)
 _NER_OUTPUTS = ("entity_type", "entity_text", "entity_start", "entity_end")
+ID_COLUMN = "id"  # the input column that holds the rows' ids, where every input file has it
 _DECIMALS = 6
 
 
@@ -250,7 +262,13 @@ def input_files(pattern):
     """
     files = []
     for part in (p.strip() for p in os.fspath(pattern).split(",")):
-        matched = sorted(p for p in tf.io.gfile.glob(part) if not tf.io.gfile.isdir(p)) if part else []
+        found = sorted(tf.io.gfile.glob(part)) if part else []
+        matched = [p for p in found if not tf.io.gfile.isdir(p)]
+        if not matched and part and (found or tf.io.gfile.isdir(part)):
+            directory = (found or [part])[0].rstrip("/")
+            what = "is a directory" if len(found) <= 1 else f"matches directories only ({', '.join(found[:3])}...)"
+            raise PredictionError(f"--input_file={pattern}: {part} {what}; expected files: give a glob of the files "
+                                  f"in it, e.g. {os.path.join(directory, '*.csv')}")
         if not matched:
             raise PredictionError(f"--input_file={pattern}: {part or '(empty)'} matches no file")
         files += [p for p in matched if p not in files]
@@ -330,9 +348,12 @@ def _windows(rows, size):
 
 
 class _Output:
-    """The partial output files of a run and its state; `finish` renames them to the final names."""
+    """The partial output files of a run and its state; `finish` renames them to the final names.
 
-    def __init__(self, output_file, errors_file, fingerprint):
+    `identity` ({"model", "inputs", "settings"}: hashes) says what the rows are of: a state of other ones is not
+    continued, and `restarted` then says what changed."""
+
+    def __init__(self, output_file, errors_file, identity):
         self.output_file, self.errors_file = output_file, errors_file
         if is_remote(output_file):
             key = hashlib.sha1(output_file.encode()).hexdigest()[:16]
@@ -344,7 +365,8 @@ class _Output:
         self.partial = os.path.join(directory, f".{name}.partial")
         self.errors_partial = os.path.join(directory, f".{name}.errors.partial")
         self.state_file = os.path.join(directory, f".{name}.partial.json")
-        self.fingerprint = fingerprint
+        self.identity = identity
+        self.restarted = None
         state = self._state()
         self.rows = state["rows"] if state else 0
         self.written = state["written"] if state else 0
@@ -357,16 +379,32 @@ class _Output:
         self._out.seek(0, os.SEEK_END)
         self._errors.seek(0, os.SEEK_END)
 
-    def _state(self):
-        """The state a previous run of the same work left, if its files are there to continue."""
+    def saved(self):
+        """The state file's record (rows, written, ...: what a rerun continues after), or None."""
         try:
             with open(self.state_file, encoding="utf-8") as f:
                 state = json.load(f)
         except (OSError, ValueError):
             return None
+        return state if isinstance(state, dict) else None
+
+    def _state(self):
+        """The state a previous run of the same work left, if its files are there to continue."""
+        state = self.saved()
+        if state is None:
+            return None
         complete = all(os.path.exists(path) and os.path.getsize(path) >= state.get(size, float("inf"))
                        for path, size in ((self.partial, "bytes"), (self.errors_partial, "error_bytes")))
-        return state if complete and state.get("fingerprint") == self.fingerprint else None
+        changed = [what for what in ("model", "inputs", "settings")
+                   if state.get("identity", {}).get(what) != self.identity[what]]
+        if complete and not changed:
+            return state
+        done = f"the {state.get('rows', 0):,} rows an interrupted run did are not continued"
+        self.restarted = (f"{done}: its partial output is incomplete" if not changed else
+                          f"{done}: the model is another one (the same path, new content)" if changed[0] == "model" else
+                          f"{done}: the input files changed" if changed[0] == "inputs" else
+                          f"{done}: its flags were others")
+        return None
 
     def write(self, data, errors, rows, written, skipped):
         """Appends a window's bytes, then records the rows complete (the state after the data: a kill between
@@ -379,7 +417,7 @@ class _Output:
         os.fsync(self._errors.fileno())
         self.rows, self.written, self.skipped = rows, written, skipped
         write_text(self.state_file, json.dumps({
-            "fingerprint": self.fingerprint, "rows": rows, "written": written, "skipped": skipped,
+            "identity": self.identity, "rows": rows, "written": written, "skipped": skipped,
             "bytes": self._out.tell(), "error_bytes": self._errors.tell()}))
 
     def finish(self):
@@ -461,23 +499,46 @@ def _error_line(row):
                        ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def _fingerprint(model, files, settings):
-    stats = []
-    for path in files:
-        stat = tf.io.gfile.stat(path)
-        stats.append([path, stat.length, stat.mtime_nsec])
-    return hashlib.sha1(json.dumps([model.path, stats, settings], sort_keys=True).encode()).hexdigest()
+def _model_identity(path):
+    """A hash of what the SavedModel at `path` computes: its saved_model.pb, its variables' index (which holds
+    each weight's CRC32C), its assets (the vocabulary) in full, and its variables' data files by size."""
+    digest = hashlib.sha256()
+    for directory, _, names in sorted(tf.io.gfile.walk(path)):
+        relative = directory.rstrip("/")[len(path.rstrip("/")):].strip("/")
+        for name in sorted(names):
+            file = os.path.join(relative, name)
+            if file.startswith("variables/variables.data"):
+                digest.update(f"{file} {tf.io.gfile.stat(os.path.join(path, file)).length}\n".encode())
+            elif file in ("saved_model.pb", "variables/variables.index") or file.startswith("assets/"):
+                digest.update(f"{file} {_file_hash(os.path.join(path, file))[0]}\n".encode())
+    return digest.hexdigest()
 
 
-def _count_lines(files):
-    """About how many rows the input has (its lines), for the ETA; None for remote files (not read twice)."""
-    if any(is_remote(p) for p in files):
-        return None
-    total = 0
+def _file_hash(path):
+    """(sha256 of the file's bytes, its line count), reading it once."""
+    digest, lines = hashlib.sha256(), 0
+    with tf.io.gfile.GFile(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+            lines += chunk.count(b"\n")
+    return digest.hexdigest(), lines
+
+
+def _inputs_identity(files):
+    """(a hash of the input files, about how many rows they hold: their lines, for the ETA). A local file counts
+    by its bytes, read once; a remote one by its size and modification time (the line count is then None: a
+    remote file is not read twice)."""
+    parts, total = [], 0
     for path in files:
-        with open(path, "rb") as f:
-            total += sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
-    return total
+        if is_remote(path):
+            stat = tf.io.gfile.stat(path)
+            parts.append([path, stat.length, stat.mtime_nsec])
+            total = None
+        else:
+            digest, lines = _file_hash(path)
+            parts.append([path, digest])
+            total = None if total is None else total + lines
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest(), total
 
 
 class _Progress:
@@ -555,8 +616,9 @@ def predict_files(saved_model_dir, input_file, output_file, *, input_format=None
         output_format: "jsonl" or "csv", or None to go by output_file's extension (.csv, else JSON Lines).
         columns: {signature input: column}; an input not named reads the column of its own name (or "text",
             a plain-text file's, for a signature of one input).
-        id_column: the column whose value is a row's id; None: the row's number in its file (`io.table_files`),
-            "FILE:NUMBER" when several files are read.
+        id_column: the column whose value is a row's id; None: the column "id" where every input file has one,
+            else the row's number in its file (`io.table_files`), "FILE:NUMBER" when several files are read; "":
+            the row's number even so.
         keep_columns: input columns copied to the output; one named like an output field (id, label, ...)
             is written as input_<name>.
         batch_size: rows per call of the model.
@@ -568,7 +630,9 @@ def predict_files(saved_model_dir, input_file, output_file, *, input_format=None
         signature: the signature to call.
         report: called with each progress line.
 
-    Returns a `PredictionSummary`.
+    Returns a `PredictionSummary`. Raises `PredictionError` on bad input (nothing partial is left), `LockError`
+    when another run writes output_file, `errors.Interrupted` on Ctrl-C / SIGTERM (saying how many rows are kept
+    for the same call to continue after).
 
     Example:
     >>> import tempfile
@@ -597,22 +661,40 @@ def predict_files(saved_model_dir, input_file, output_file, *, input_format=None
     errors_file = errors_file or os.fspath(output_file) + ".errors.jsonl"
     started = time.monotonic()
     files = input_files(input_file)
+    with output_file_lock(output_file, "--output_file"):
+        return _predict(saved_model_dir, input_file, files, os.fspath(output_file), errors_file, started,
+                        input_format=input_format, output_format=output_format, columns=columns, id_column=id_column,
+                        keep_columns=keep_columns, batch_size=batch_size, window=window,
+                        length_batching=length_batching, on_error=on_error, signature=signature, report=report)
+
+
+def _predict(saved_model_dir, input_file, files, output_file, errors_file, started, *, input_format, output_format,
+             columns, id_column, keep_columns, batch_size, window, length_batching, on_error, signature, report):
+    """`predict_files` once its arguments are checked and its output locked."""
     try:
         for path in files:
             table_format(path, input_format)
         model = ServedModel(saved_model_dir, signature)
         load_seconds = time.monotonic() - started
         mapping = _column_map(model, files, input_format, columns)
+        if id_column is None:
+            has_ids = all(ID_COLUMN in (read_columns(path, input_format) or ()) for path in files)
+            id_column = ID_COLUMN if has_ids else ""
     except TableFileError as e:
         raise PredictionError(str(e)) from None
     keep = tuple(keep_columns)
     settings = dict(input_format=input_format, output_format=output_format, columns=sorted(mapping.items()),
                     id_column=id_column, keep=keep, batch_size=batch_size, window=window,
                     length_batching=length_batching, on_error=on_error, signature=signature)
-    output = _Output(os.fspath(output_file), errors_file, _fingerprint(model, files, settings))
+    inputs, total_lines = _inputs_identity(files)
+    identity = {"model": _model_identity(model.path), "inputs": inputs,
+                "settings": hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()}
+    output = _Output(output_file, errors_file, identity)
     resumed_from = output.rows
     formatter = _Formatter(output_format, keep, model)
-    progress = _Progress(report, _count_lines(files), resumed_from) if report else None
+    progress = _Progress(report, total_lines, resumed_from) if report else None
+    if output.restarted and report:
+        report(f"starting over: {output.restarted}")
     if resumed_from and report:
         report(f"resuming after row {resumed_from:,} (a previous run's {output.written:,} rows are kept)")
 
@@ -664,11 +746,17 @@ def predict_files(saved_model_dir, input_file, output_file, *, input_format=None
     except Error:
         output.discard()  # bad input: a rerun needs another input, so nothing here can be continued
         raise
-    except BaseException:
+    except KeyboardInterrupt:
         output.close()  # Ctrl-C, SIGTERM: the same command continues from the partial files
+        kept = output.saved()  # what the state file holds, whenever the signal came
+        if not kept or not kept.get("rows"):
+            raise Interrupted("before the first window of rows was done: nothing kept") from None
+        raise Interrupted(f"after row {kept['rows']:,}: the {kept['written']:,} rows written are kept in "
+                          f"{output.partial}; rerun the same command to continue from row {kept['rows'] + 1:,}"
+                          ) from None
+    except BaseException:
+        output.close()
         raise
     output.finish()
-    summary = PredictionSummary(output.rows, output.written, output.skipped, resumed_from,
-                                time.monotonic() - started, load_seconds, os.fspath(output_file),
-                                errors_file if output.skipped else None)
-    return summary
+    return PredictionSummary(output.rows, output.written, output.skipped, resumed_from, time.monotonic() - started,
+                             load_seconds, output_file, errors_file if output.skipped else None)

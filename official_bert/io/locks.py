@@ -1,10 +1,12 @@
-"""One run per output directory: an exclusive lock, so that two runs never mix their checkpoints and results.
+"""One run per output directory (or output file): an exclusive lock, so that two runs never mix their checkpoints,
+results or rows.
 
 `output_lock(directory)` creates the directory if needed (checking on the way that it can be written: a file in
 the way, a read-only location or a full disk fail here, before any work, with one line) and takes the lock file
 `<directory>/.official_bert.lock`, which names the holder: host, pid, program and start time. A second run on
 the same directory refuses in one line naming the holder. The lock is released, and the file removed, when the
-run ends; directories it created are removed again if the run left them empty.
+run ends; directories it created are removed again if the run left them empty. `output_file_lock(path)` is the
+same lock for a tool whose output is one file (bert-predict's --output_file): the lock file `.<name>.lock` beside it.
 
 After a crash (SIGKILL, a lost machine) the file stays behind:
 - on a local disk the lock itself is an `fcntl.flock` on the file, which the kernel drops when its holder dies,
@@ -67,12 +69,55 @@ def output_lock(directory, flag="--output_dir", strategy=None):
         yield directory
         return
     directory = os.fspath(directory)
-    created = _make_directories(directory, flag)
-    lock = (_GfileLock if is_remote(directory) else _LocalLock)(os.path.join(directory, LOCK_NAME), directory, flag)
+    with _held(os.path.join(directory, LOCK_NAME), directory, directory, flag):
+        yield directory
+
+
+@contextlib.contextmanager
+def output_file_lock(path, flag="--output_file"):
+    """Holds the exclusive lock of an output file for the duration of a `with` block: the lock file
+    `.<name>.lock` beside it, taken as `output_lock` takes a directory's, so that a second run writing the same
+    file refuses in one line naming the first.
+
+    Args:
+        path: the output file, local or on any tf.io.gfile filesystem; its directory is created if missing.
+        flag: the flag that named it, for messages.
+
+    Raises:
+        OutputError: its directory cannot be created or written.
+        LockError: another run holds it.
+
+    Example:
+    >>> import os, tempfile
+    >>> out = os.path.join(tempfile.mkdtemp(), "predictions.jsonl")
+    >>> with output_file_lock(out):
+    ...     os.listdir(os.path.dirname(out))
+    ['.predictions.jsonl.lock']
+    >>> with output_file_lock(out):
+    ...     with output_file_lock(out):  # doctest: +ELLIPSIS
+    ...         pass
+    Traceback (most recent call last):
+    ...
+    official_bert.io.locks.LockError: --output_file=.../predictions.jsonl is in use by another run (pid ... on this...
+    >>> os.listdir(os.path.dirname(out))
+    []
+    """
+    path = os.fspath(path)
+    directory, name = os.path.split(path)
+    with _held(os.path.join(directory, f".{name}.lock"), path, directory or ".", flag):
+        yield path
+
+
+@contextlib.contextmanager
+def _held(lock_path, target, directory, flag):
+    """The lock file `lock_path` held, in `directory` (created, and removed again if the run left it empty), for
+    the output `target` that `flag` names."""
+    created = _make_directories(directory, target, flag)
+    lock = (_GfileLock if is_remote(directory) else _LocalLock)(lock_path, target, flag)
     try:
         lock.acquire()
         try:
-            yield directory
+            yield
         finally:
             lock.release()
     finally:
@@ -90,26 +135,32 @@ def read_holder(directory):
     >>> read_holder(tempfile.mkdtemp()) is None
     True
     """
+    return _read_lock_file(os.path.join(directory, LOCK_NAME))
+
+
+def _read_lock_file(path):
     try:
-        with tf.io.gfile.GFile(os.path.join(directory, LOCK_NAME), "rb") as f:
+        with tf.io.gfile.GFile(path, "rb") as f:
             return _parse(f.read())
     except WRITE_ERRORS:
         return None
 
 
-def _make_directories(directory, flag):
-    """Creates `directory` and its missing parents; returns those created, outermost first."""
+def _make_directories(directory, target, flag):
+    """Creates `directory` (of the output `target`) and its missing parents; returns those created, outermost
+    first."""
     missing, path = [], directory
     try:
         while path and not tf.io.gfile.isdir(path):
             if tf.io.gfile.exists(path):
-                raise OutputError(f"{flag}={directory}: {path} is a file; expected a directory")
+                raise OutputError(f"{flag}={target}: {path} is a file; expected a directory")
             missing.append(path)
             parent = os.path.dirname(path)
             path = parent if parent != path else ""
         tf.io.gfile.makedirs(directory)
     except WRITE_ERRORS as e:
-        raise OutputError(f"{flag}={directory}: cannot create the directory ({reason(e)})") from None
+        where = "" if target == directory else f" {directory}"
+        raise OutputError(f"{flag}={target}: cannot create the directory{where} ({reason(e)})") from None
     return missing[::-1]
 
 
@@ -134,32 +185,33 @@ def _describe(holder):
 
 
 class _Lock:
-    def __init__(self, path, directory, flag):
+    def __init__(self, path, target, flag):
         self.path = path
-        self.directory = directory
+        self.target = target  # the output directory or file the lock is of
         self.flag = flag
         self.record = _record()
 
     def in_use(self, holder):
-        return LockError(f"{self.flag}={self.directory} is in use by another run ({_describe(holder)}): wait for "
+        return LockError(f"{self.flag}={self.target} is in use by another run ({_describe(holder)}): wait for "
                          f"it to end, or use another {self.flag}")
 
     def other_host(self, holder):
-        return LockError(f"{self.flag}={self.directory} is locked by a run on another host ({_describe(holder)}): "
+        return LockError(f"{self.flag}={self.target} is locked by a run on another host ({_describe(holder)}): "
                          f"if no run is using it, remove {self.path}")
 
     def take_over(self, holder):
         """Checks a lock file its holder left behind; warns and returns if this run may take it over."""
         if holder is None:
-            logging.warning("%s: taking over an unreadable lock file %s", self.directory, self.path)
+            logging.warning("%s: taking over an unreadable lock file %s", self.target, self.path)
         elif holder["host"] != socket.gethostname():
             raise self.other_host(holder)
         else:
             logging.warning("%s: taking over the lock of %s, which is no longer running (it crashed or was "
-                            "killed: its outputs may be incomplete)", self.directory, _describe(holder))
+                            "killed: its outputs may be incomplete)", self.target, _describe(holder))
 
     def cannot_write(self, error):
-        return OutputError(f"{self.flag}={self.directory}: cannot write in it ({reason(error)})")
+        where = "in it" if os.path.dirname(self.path) == self.target else f"its lock file {self.path}"
+        return OutputError(f"{self.flag}={self.target}: cannot write {where} ({reason(error)})")
 
 
 class _LocalLock(_Lock):
@@ -218,7 +270,7 @@ class _GfileLock(_Lock):
     """A lock file created without overwriting and verified by reading it back: no kernel lock to rely on."""
 
     def acquire(self):
-        holder = read_holder(self.directory)
+        holder = _read_lock_file(self.path)
         if holder is not None or tf.io.gfile.exists(self.path):
             if holder is not None and holder["host"] == socket.gethostname() and pid_running(holder["pid"]):
                 raise self.in_use(holder)
@@ -230,16 +282,16 @@ class _GfileLock(_Lock):
                 f.write(json.dumps(self.record).encode("utf-8"))
             tf.io.gfile.rename(tmp, self.path, overwrite=False)
         except tf.errors.AlreadyExistsError:
-            raise self.in_use(read_holder(self.directory)) from None
+            raise self.in_use(_read_lock_file(self.path)) from None
         except WRITE_ERRORS as e:
             raise self.cannot_write(e) from None
         finally:
             remove_tree(tmp)
-        holder = read_holder(self.directory)
+        holder = _read_lock_file(self.path)
         if holder is None or holder.get("token") != self.record["token"]:
             raise self.in_use(holder)
 
     def release(self):
-        holder = read_holder(self.directory)
+        holder = _read_lock_file(self.path)
         if holder is not None and holder.get("token") == self.record["token"]:
             remove_tree(self.path)

@@ -10,14 +10,19 @@ such an export directory (its newest version). --input_file is a glob (or comma-
 the signature (text_a [, text_b]; question, context; text) reads the column of its name, or the one --columns
 names; a plain-text file's lines feed a one-input signature. --output_file gets one row per input row, in input
 order: JSON Lines (`{"id": 1, "label": "1946-2021", "probabilities": {"1790-1860": 0.01, ...}}`; SQuAD `answer`
-and `score`, NER `entities`, an embedding export `embedding`) or CSV (by its extension, or --output_format).
+and `score`, NER `entities`, an embedding export `embedding`) or CSV (by its extension, or --output_format). The
+id is the input's `id` column where it has one (--id_column names another), else the row's number in its file.
 
 Progress lines (rows, rows/s, ETA) go to stderr; at the end a line such as `200,000 rows in 96.1 s (2,187 rows/s
-after 4.6 s loading the model): wrote eras.jsonl`. Killed, the same command continues after the last complete window of rows, and the output is
-the one an uninterrupted run writes; it appears under its name only when complete. Bad rows (a missing column, an
-empty text) stop the run naming file and row, or with --on_error=skip go to <output_file>.errors.jsonl.
+after 4.6 s loading the model): wrote eras.jsonl`. Killed or interrupted (Ctrl-C, SIGTERM: it says how many rows
+are kept), the same command continues after the last complete window of rows, and the output is the one an
+uninterrupted run writes; it appears under its name only when complete. A model exported again to the same
+directory, or an input changed in place, starts over instead (saying so). One run at a time per --output_file: a
+second refuses, naming the first. Bad rows (a missing column, an empty text) stop the run naming file and row, or
+with --on_error=skip go to <output_file>.errors.jsonl.
 
-Exit status 1 with a one-line message on bad flags or input.
+Exit status 1 with a one-line message on bad flags or input, or an --output_file another run writes; 130 when
+interrupted.
 """
 
 from official_bert.tools import cli  # first: it quiets TensorFlow's C++ start-up logging
@@ -36,13 +41,15 @@ flags.DEFINE_string("saved_model_dir", None, "A SavedModel directory, or an expo
 flags.DEFINE_string("input_file", None, "The input: a glob, or comma-separated globs, of .csv, .tsv, .jsonl or .txt "
                     "files (gs:// too).")
 flags.DEFINE_enum("input_format", None, FORMATS, "The input files' format, if their extensions do not say it.")
-flags.DEFINE_string("output_file", None, "The output: .jsonl or .csv (gs:// too); written whole at the end.")
+flags.DEFINE_string("output_file", None, "The output: .jsonl or .csv (gs:// too); written whole at the end, by one "
+                    "run at a time (a second refuses).")
 flags.DEFINE_enum("output_format", None, OUTPUT_FORMATS, "jsonl or csv (default: by --output_file's extension, "
                   "JSON Lines unless .csv).")
 flags.DEFINE_list("columns", [], "INPUT=COLUMN pairs: which column feeds each input of the signature (default: "
                   "the column of the input's name; a plain-text file's lines for a one-input signature).")
-flags.DEFINE_string("id_column", None, "The column holding each row's id (default: the row's number in its file, "
-                    "FILE:NUMBER over several files).")
+flags.DEFINE_string("id_column", None, "The column holding each row's id (default: the column 'id' where every input "
+                    "file has one, else the row's number in its file, FILE:NUMBER over several files; --id_column= "
+                    "numbers the rows even then).")
 flags.DEFINE_list("keep_columns", [], "Input columns copied to each output row (one named like an output field, "
                   "e.g. label, as input_<name>).")
 flags.DEFINE_integer("batch_size", 32, "Rows per call of the model.", lower_bound=1)

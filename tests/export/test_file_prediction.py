@@ -1,7 +1,9 @@
-"""bert-predict: every row in input order with its id and the SavedModel's own answer, however the rows are
-batched; bad rows failed or skipped with their row numbers; a SIGKILLed run continued to the bytes of an
-uninterrupted one; gfile paths (ram://) in and out."""
+"""bert-predict: every row in input order with its id (the input's id column where it has one) and the SavedModel's
+own answer, however the rows are batched; bad rows failed or skipped with their row numbers; a SIGKILLed or
+interrupted run continued to the bytes of an uninterrupted one, but not onto another model or input at the same
+path; one run per output file; gfile paths (ram://) in and out."""
 
+import contextlib
 import json
 import os
 import signal
@@ -15,9 +17,11 @@ import pytest
 import tensorflow as tf
 
 from official_bert import BertClassifier, BertEncoder
+from official_bert.errors import Interrupted
 from official_bert.export.file_prediction import PredictionError, ServedModel, predict_files
 from official_bert.export.tflite import saved_model_version
 from official_bert.classification import InputExample
+from official_bert.io.locks import LockError
 from official_bert.tokenization import FullTokenizer
 from tests.export.test_export import python_inputs, spread
 from tests.export.test_export_tflite import export_text_classifier
@@ -188,3 +192,192 @@ def test_a_plain_text_file_feeds_a_one_input_signature_and_outputs_are_readable(
     predict_files(str(tmp_path / "ner"), str(tmp_path / "in.txt"), str(tmp_path / "out.jsonl"), report=None)
     assert read_jsonl(tmp_path / "out.jsonl") == [
         {"id": 1, "entities": [{"type": "PER", "text": "Zoe", "start": 4, "end": 7}]}, {"id": 3, "entities": []}]
+
+
+def save_length_model(path, scale):
+    """A SavedModel scoring a text `scale` × its length, the scale a weight (in variables/, not in the graph)."""
+    module = tf.Module()
+    module.scale = tf.Variable(float(scale))
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
+    def score(text):
+        return {"score": module.scale * tf.cast(tf.strings.length(text), tf.float32)}
+
+    module.f = score
+    tf.saved_model.save(module, str(path), signatures={"serving_default": score.get_concrete_function()})
+
+
+@contextlib.contextmanager
+def interrupted_at_call(monkeypatch, call):
+    """Within the block, the model's `call`-th batch raises KeyboardInterrupt, as Ctrl-C there would: the windows
+    before it are complete, and the run stops as a killed one does (a partial file and its state left)."""
+    calls = []
+    predict = ServedModel.predict
+
+    def interrupting(self, texts):
+        calls.append(1)
+        if len(calls) == call:
+            raise KeyboardInterrupt
+        return predict(self, texts)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(ServedModel, "predict", interrupting)
+        yield
+
+
+def test_an_interrupted_run_says_what_it_kept_and_the_same_call_continues(tmp_path, monkeypatch):
+    save_length_model(tmp_path / "model", 1)
+    (tmp_path / "in.txt").write_text("".join(f"{'x' * n}\n" for n in range(1, 11)))
+    args = (str(tmp_path / "model"), str(tmp_path / "in.txt"), str(tmp_path / "out.jsonl"))
+    with interrupted_at_call(monkeypatch, 3), pytest.raises(Interrupted) as stopped:
+        predict_files(*args, batch_size=2, window=4, report=None)
+    assert str(stopped.value) == (f"after row 4: the 4 rows written are kept in {tmp_path / '.out.jsonl.partial'}; "
+                                  "rerun the same command to continue from row 5")
+    lines = []
+    summary = predict_files(*args, batch_size=2, window=4, report=lines.append)
+    assert lines == ["resuming after row 4 (a previous run's 4 rows are kept)"] and summary.resumed_from == 4
+    assert read_jsonl(tmp_path / "out.jsonl") == [{"id": n, "score": float(n)} for n in range(1, 11)]
+    assert sorted(os.listdir(tmp_path)) == ["in.txt", "model", "out.jsonl"]
+
+
+def test_a_model_replaced_at_the_same_path_starts_over_with_no_old_row(tmp_path, monkeypatch):
+    save_length_model(tmp_path / "model", 1)
+    (tmp_path / "in.txt").write_text("".join(f"{'x' * n}\n" for n in range(1, 11)))
+    args = (str(tmp_path / "model"), str(tmp_path / "in.txt"), str(tmp_path / "out.jsonl"))
+    with interrupted_at_call(monkeypatch, 3), pytest.raises(Interrupted):
+        predict_files(*args, batch_size=2, window=4, report=None)
+    graph = (tmp_path / "model" / "saved_model.pb").read_bytes()
+    tf.io.gfile.rmtree(str(tmp_path / "model"))
+    save_length_model(tmp_path / "model", 2)  # retrained and exported to the same directory
+    (tmp_path / "model" / "saved_model.pb").write_bytes(graph)  # even byte for byte the same graph: new weights
+    lines = []
+    summary = predict_files(*args, batch_size=2, window=4, report=lines.append)
+    assert lines == ["starting over: the 4 rows an interrupted run did are not continued: the model is another one "
+                     "(the same path, new content)"]
+    assert summary.resumed_from == 0
+    predict_files(args[0], args[1], str(tmp_path / "fresh.jsonl"), batch_size=2, window=4, report=None)
+    assert (tmp_path / "out.jsonl").read_bytes() == (tmp_path / "fresh.jsonl").read_bytes()
+    assert read_jsonl(tmp_path / "out.jsonl") == [{"id": n, "score": 2.0 * n} for n in range(1, 11)]
+
+
+def test_an_input_rewritten_in_place_with_its_size_and_time_starts_over(tmp_path, monkeypatch):
+    save_length_model(tmp_path / "model", 1)
+    source = tmp_path / "in.txt"
+    source.write_text("".join(f"{'x' * n}\n" for n in range(1, 11)))
+    args = (str(tmp_path / "model"), str(source), str(tmp_path / "out.jsonl"))
+    with interrupted_at_call(monkeypatch, 3), pytest.raises(Interrupted):
+        predict_files(*args, batch_size=2, window=4, report=None)
+    stat = source.stat()
+    source.write_text("".join(f"{'y' * n}\n" for n in range(10, 0, -1)))  # same bytes count, other rows
+    os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    lines = []
+    predict_files(*args, batch_size=2, window=4, report=lines.append)
+    assert lines == ["starting over: the 4 rows an interrupted run did are not continued: the input files changed"]
+    assert read_jsonl(tmp_path / "out.jsonl") == [{"id": n, "score": float(11 - n)} for n in range(1, 11)]
+
+
+# A process that holds the lock of an output file as bert-predict does, until told to go.
+LOCK_HOLDER = """
+import sys
+from official_bert.io.locks import output_file_lock
+with output_file_lock(sys.argv[1]):
+    print("locked", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def test_a_second_run_on_the_same_output_refuses_naming_the_first(tmp_path):
+    save_length_model(tmp_path / "model", 1)
+    (tmp_path / "in.txt").write_text("a\nbb\n")
+    output = tmp_path / "out.jsonl"
+    (tmp_path / ".out.jsonl.partial").write_bytes(b'{"id": 1, "score": 1.0}\n')  # the first run's, growing
+    first = subprocess.Popen([sys.executable, "-c", LOCK_HOLDER, str(output)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True, cwd=REPO,
+                             env=dict(os.environ, PYTHONPATH=REPO, TF_CPP_MIN_LOG_LEVEL="3"))
+    try:
+        assert first.stdout.readline() == "locked\n"
+        with pytest.raises(LockError) as refused:
+            predict_files(str(tmp_path / "model"), str(tmp_path / "in.txt"), str(output), report=None)
+        message = str(refused.value)
+        assert message.startswith(f"--output_file={output} is in use by another run (pid {first.pid} on this host, ")
+        assert message.endswith("wait for it to end, or use another --output_file") and "\n" not in message
+        assert (tmp_path / ".out.jsonl.partial").read_bytes() == b'{"id": 1, "score": 1.0}\n'
+        assert not output.exists()
+        first.communicate("go\n", timeout=60)
+    finally:
+        first.kill()
+    predict_files(str(tmp_path / "model"), str(tmp_path / "in.txt"), str(output), report=None)
+    assert read_jsonl(output) == [{"id": 1, "score": 1.0}, {"id": 2, "score": 2.0}]
+    assert sorted(os.listdir(tmp_path)) == ["in.txt", "model", "out.jsonl"]
+
+
+def test_ids_come_from_the_inputs_id_column_where_it_has_one(tmp_path):
+    save_length_model(tmp_path / "model", 1)
+    (tmp_path / "in.csv").write_text("id,text\nq-7,aaa\nq-2,b\nq-7,cc\n,dddd\n")
+    model = str(tmp_path / "model")
+    with pytest.raises(PredictionError, match=r"in\.csv, row 4: no id in the column 'id' \(--on_error=skip"):
+        predict_files(model, str(tmp_path / "in.csv"), str(tmp_path / "out.jsonl"), report=None)
+    predict_files(model, str(tmp_path / "in.csv"), str(tmp_path / "out.jsonl"), on_error="skip", report=None)
+    # A repeated id: each row still once, in input order.
+    assert read_jsonl(tmp_path / "out.jsonl") == [{"id": "q-7", "score": 3.0}, {"id": "q-2", "score": 1.0},
+                                                  {"id": "q-7", "score": 2.0}]
+    write_jsonl(tmp_path / "in.jsonl", [{"id": 70, "text": "aa"}, {"id": 70, "text": "a"}])
+    predict_files(model, str(tmp_path / "in.jsonl"), str(tmp_path / "out2.csv"), report=None)
+    assert (tmp_path / "out2.csv").read_text() == "id,score\n70,2.0\n70,1.0\n"
+    # Without an id column, or with --id_column= (empty), the row's number.
+    predict_files(model, str(tmp_path / "in.jsonl"), str(tmp_path / "out3.jsonl"), id_column="", report=None)
+    assert [row["id"] for row in read_jsonl(tmp_path / "out3.jsonl")] == [1, 2]
+    (tmp_path / "plain.txt").write_text("a\nbb\n")
+    predict_files(model, f"{tmp_path / 'plain.txt'},{tmp_path / 'in.jsonl'}", str(tmp_path / "out4.jsonl"),
+                  report=None)  # one of the files has no id column: every row gets FILE:NUMBER
+    assert [row["id"] for row in read_jsonl(tmp_path / "out4.jsonl")] == ["plain.txt:1", "plain.txt:2", "in.jsonl:1",
+                                                                          "in.jsonl:2"]
+
+
+def test_a_directory_as_input_file_is_named_as_one_in_one_line(tmp_path):
+    (tmp_path / "rows").mkdir()
+    (tmp_path / "rows" / "a.csv").write_text("text\nhi\n")
+    result = subprocess.run([sys.executable, os.path.join(REPO, "predict.py"), f"--saved_model_dir={tmp_path}",
+                             f"--input_file={tmp_path / 'rows'}", f"--output_file={tmp_path / 'out.jsonl'}"],
+                            capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.splitlines()[-1] == (
+        f"predict: error: --input_file={tmp_path / 'rows'}: {tmp_path / 'rows'} is a directory; expected files: give "
+        f"a glob of the files in it, e.g. {tmp_path / 'rows' / '*.csv'}")
+    assert sorted(os.listdir(tmp_path)) == ["rows"]  # nothing written, not even a lock file
+
+
+@pytest.mark.slow
+def test_a_second_process_is_refused_and_sigterm_says_how_many_rows_are_kept(export, tmp_path):
+    with open(tmp_path / "in.txt", "w") as f:
+        f.write("\n".join(sentences(6000, seed=6)) + "\n")
+    output = tmp_path / "out.jsonl"
+    state = tmp_path / ".out.jsonl.partial.json"
+    command = [sys.executable, os.path.join(REPO, "predict.py"), f"--saved_model_dir={export}",
+               f"--input_file={tmp_path / 'in.txt'}", f"--output_file={output}", "--batch_size=1",
+               "--length_window=16"]
+    first = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and first.poll() is None and not state.exists():
+            time.sleep(0.02)
+        second = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+        assert first.poll() is None, "the first run ended before the second started"
+        assert second.returncode == 1 and "Traceback" not in second.stderr
+        refusal = second.stderr.splitlines()[-1]
+        assert refusal.startswith(f"predict: error: --output_file={output} is in use by another run (pid "
+                                  f"{first.pid} on this host, predict.py since "), refusal
+        first.send_signal(signal.SIGTERM)
+        _, stderr = first.communicate(timeout=120)
+    finally:
+        first.kill()
+    assert first.returncode == 130
+    kept = json.loads(state.read_text())["rows"]
+    assert 0 < kept < 6000 and not output.exists()
+    assert stderr.splitlines()[-1] == (f"predict: interrupted after row {kept:,}: the {kept:,} rows written are "
+                                       f"kept in {tmp_path / '.out.jsonl.partial'}; rerun the same command to "
+                                       f"continue from row {kept + 1:,}"), stderr[-2000:]
+    rerun = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert rerun.returncode == 0, rerun.stderr
+    assert f"resuming after row {kept:,}" in rerun.stderr
+    assert [row["id"] for row in read_jsonl(output)] == list(range(1, 6001))  # each row once, in order

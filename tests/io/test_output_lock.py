@@ -118,3 +118,23 @@ def test_on_a_gfile_filesystem_the_lock_file_is_created_without_overwriting(capl
                 assert read_holder(run)["pid"] == os.getpid()
             assert f"taking over the lock of pid {pid} on this host" in caplog.text
     tf.io.gfile.rmtree("ram://lock_test")
+
+
+def test_an_output_file_is_locked_by_a_lock_file_beside_it_on_every_filesystem(tmp_path):
+    from official_bert.io.locks import output_file_lock
+
+    for output in (str(tmp_path / "new" / "out.jsonl"), "ram://file_lock_test/new/out.jsonl"):
+        directory = os.path.dirname(output)
+        with output_file_lock(output):
+            assert tf.io.gfile.listdir(directory) == [".out.jsonl.lock"]
+            with pytest.raises(LockError, match=rf"^--output_file={output} is in use by another run \(pid "
+                                                rf"{os.getpid()} on this host, .*use another --output_file$"):
+                with output_file_lock(output):
+                    pass
+            with output_file_lock(os.path.join(directory, "other.jsonl")):  # another file of the directory: free
+                pass
+        assert not tf.io.gfile.exists(directory)  # created for the run, left empty: removed
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(OutputError, match=r"--output_file=.*/file/out\.jsonl: .*/file is a file; expected a directory"):
+        with output_file_lock(str(tmp_path / "file" / "out.jsonl")):
+            pass
