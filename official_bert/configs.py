@@ -136,8 +136,9 @@ class BertConfig:
             raise ConfigError(
                 f"BertConfig.hidden_act {self.hidden_act!r} is not supported; expected one of {list(ACTIVATIONS)}")
 
-    def check_seq_length(self, max_seq_length, source="the config"):
-        """Raises ConfigError unless sequences of `max_seq_length` fit the position table.
+    def check_seq_length(self, max_seq_length, source="the config", name="--max_seq_length"):
+        """Raises ConfigError unless sequences of `max_seq_length` fit the position table; `name` is how the
+        message names the length (the Python API's `sequence_length`, say).
 
         Example:
         >>> BertConfig.from_preset("tiny").check_seq_length(1024, "--bert_config_file=c.json")
@@ -146,7 +147,7 @@ class BertConfig:
         official_bert.configs.ConfigError: --max_seq_length=1024 exceeds max_position_embeddings=512 of --bert_config_file=c.json: the model has no positions beyond it
         """
         if max_seq_length > self.max_position_embeddings:
-            raise ConfigError(f"--max_seq_length={max_seq_length} exceeds max_position_embeddings="
+            raise ConfigError(f"{name}={max_seq_length} exceeds max_position_embeddings="
                               f"{self.max_position_embeddings} of {source}: the model has no positions beyond it")
 
     @property

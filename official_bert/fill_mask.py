@@ -10,7 +10,7 @@ import dataclasses
 import numpy as np
 import tensorflow as tf
 
-from official_bert.checkpoints import CheckpointError, load_checkpoint, resolve_causal_attention
+from official_bert.checkpoints import CheckpointError, causal, load_checkpoint, resolve_causal_attention
 from official_bert.errors import Error
 from official_bert.models.bert_pretrainer import BertPretrainer
 from official_bert.networks.bert_encoder import BertEncoder
@@ -105,10 +105,7 @@ def load_masked_lm(config, init_checkpoint, do_lower_case=None):
     ...
     official_bert.checkpoints.source.CheckpointError: ...: the checkpoint has no masked-LM head: ...
     """
-    if resolve_causal_attention(config, checkpoints=[init_checkpoint]).causal_attention:
-        # Its head predicts the token after each position from the left only: no blank is filled from both sides.
-        raise CheckpointError(f"{init_checkpoint}: a left-to-right model (run_pretraining.py --objective=ltr): "
-                              "fill-in-the-blank needs a masked LM's checkpoint (--objective=mlm_nsp or mlm)")
+    causal.refuse_left_to_right(resolve_causal_attention(config, checkpoints=[init_checkpoint]), init_checkpoint)
     model = BertPretrainer(BertEncoder(config), use_nsp=False)
     report = load_checkpoint(model, init_checkpoint, do_lower_case)
     if any("masked_lm" in path.split("/") for path in report.missing):

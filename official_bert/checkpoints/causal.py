@@ -118,6 +118,26 @@ def resolve_causal_attention(config, flag=None, config_file="the config", checkp
     return config.replace(causal_attention=causal or None)
 
 
+def refuse_left_to_right(config, path):
+    """Raises CheckpointError when `config` (resolved with `resolve_causal_attention`) is a left-to-right model's:
+    its head predicts the token after each position from the left only, so it fills no blank from both sides.
+    The one check of fill_mask.py and `MaskedLM.from_checkpoint`.
+
+    Args:
+        config: the model's resolved `BertConfig`.
+        path: the checkpoint, for the message.
+
+    Example:
+    >>> refuse_left_to_right(configs.BertConfig.from_preset("tiny", causal_attention=True), "ltr/")
+    Traceback (most recent call last):
+    ...
+    official_bert.checkpoints.source.CheckpointError: ltr/: a left-to-right model (run_pretraining.py --objective=ltr): fill-in-the-blank needs a masked LM's checkpoint (--objective=mlm_nsp or mlm)
+    """
+    if config.causal_attention:
+        raise CheckpointError(f"{path}: a left-to-right model (run_pretraining.py --objective=ltr): fill-in-the-blank "
+                              "needs a masked LM's checkpoint (--objective=mlm_nsp or mlm)")
+
+
 def check_model(model_causal, records):
     """Raises CheckpointError when a checkpoint's `records` contradict the model it is being loaded into.
 

@@ -9,6 +9,7 @@ import numpy as np
 import tensorflow as tf
 
 from official_bert.checkpoints import load_checkpoint, save_checkpoint
+from official_bert.classification import validation
 from official_bert.classification.own_files import LABEL_FILE, MULTI_LABEL, REGRESSION, SINGLE_LABEL, read_label_file
 from official_bert.io import write_text
 from official_bert.export.classifier import export_classifier
@@ -66,12 +67,22 @@ class TextClassifier(text_model.TextModelMixin, BertClassifier):
                          **kwargs)
         if isinstance(preprocessor, dict):
             preprocessor = keras.saving.deserialize_keras_object(preprocessor)
-        if label_list is not None and len(label_list) != num_classes:
-            raise ValueError(f"label_list has {len(label_list)} labels, num_classes={num_classes}")
+        text_model.check_sequence_length(encoder, preprocessor)
+        if label_list is not None:
+            if isinstance(label_list, (str, bytes)):
+                raise validation.ValidationError(f"label_list: expected a list of names, got a string {label_list!r}")
+            if len(label_list) != num_classes:
+                raise validation.ValidationError(f"label_list has {len(label_list)} labels, num_classes={num_classes}:"
+                                                 " expected one name per class")
+            # Stripped as run_classifier strips the labels of its files: "pos " is the class "pos".
+            label_list = [validation.label_name(label, f"label_list[{i}]") for i, label in enumerate(label_list)]
+            repeated = [label for i, label in enumerate(label_list) if label in label_list[:i]]
+            if repeated:
+                raise validation.ValidationError(f"label_list names {repeated[0]!r} twice")
         if multi_label and num_classes < 2:
             raise ValueError("multi_label needs num_classes >= 2 (num_classes=1 is regression)")
         self.preprocessor = preprocessor
-        self.label_list = None if label_list is None else [str(label) for label in label_list]
+        self.label_list = label_list
         self.multi_label = multi_label
         self.thresholds = thresholds
         self.compile()
@@ -116,19 +127,26 @@ class TextClassifier(text_model.TextModelMixin, BertClassifier):
         encoder, preprocessor, located = text_model.from_checkpoint_parts(
             path, config, vocab_file, spm_model_file, do_lower_case, preserve_unused_tokens, sequence_length, dtype)
         saved = read_label_file(located.directory) or {}  # a run_classifier.py output directory's labels.json
-        label_list = label_list or saved.get("labels") or text_model.checkpoint_labels(located)
+        source = "label_list" if label_list else f"{LABEL_FILE} beside the checkpoint"
+        label_list = label_list or saved.get("labels")
+        hub_labels = text_model.checkpoint_labels(located)
         multi_label = multi_label or saved.get("kind") == MULTI_LABEL
-        if multi_label and thresholds is None:
-            thresholds = _saved_thresholds(located.directory, label_list)
         head = text_model.head_size(located, _HEAD)
-        num_classes = num_classes or head or (len(label_list) if label_list else None)
+        num_classes = num_classes or head or len(label_list or hub_labels or ()) or None
         if num_classes is None:
             raise ValueError(f"{path}: the checkpoint has no classifier head; pass num_classes (or label_list)")
         if head is not None and head != num_classes:
             raise ValueError(f"{path}: the checkpoint's classifier has {head} outputs, num_classes={num_classes}; "
                              "leave num_classes out to use its head, or load the encoder of another checkpoint")
         if label_list is not None and len(label_list) != num_classes:
-            label_list = None  # a Hugging Face config's placeholder labels for another head
+            against = f"the checkpoint's classifier has {head} outputs" if head else f"num_classes={num_classes}"
+            raise ValueError(f"{path}: {source} has {len(label_list)} labels, but {against}: expected one name per "
+                             "class")
+        if label_list is None and hub_labels and len(hub_labels) == num_classes:
+            # A Hugging Face config's id2label; one of another length is its placeholder for another head.
+            label_list = hub_labels
+        if multi_label and thresholds is None:
+            thresholds = _saved_thresholds(located.directory, label_list)
         model = cls(encoder, preprocessor, num_classes, label_list, multi_label, thresholds, **kwargs)
         load_checkpoint(model, path, do_lower_case=preprocessor.do_lower_case)
         return model
@@ -150,16 +168,48 @@ class TextClassifier(text_model.TextModelMixin, BertClassifier):
         return [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
 
     def targets(self, y):
-        y = np.asarray(y)
-        if self.num_classes == 1 or self.multi_label:
-            return y.astype("float32")
-        if y.dtype.kind in "USO":
-            index = {label: i for i, label in enumerate(self.labels)}
-            unknown = sorted({str(label) for label in y.tolist()} - set(index))
-            if unknown:
-                raise ValueError(f"labels {unknown[:5]} are not in label_list {self.labels}")
-            return np.array([index[str(label)] for label in y.tolist()], "int32")
-        return y.astype("int32")
+        """y as the loss takes it, each row checked (`classification.validation`, as run_classifier's files are):
+        class ids or names (stripped, as the files' labels) → int32 ids; multi-label rows of num_classes 0/1 →
+        float32; regression scores → float32 finite numbers. A row may be a one-element list ([N, 1] arrays).
+
+        Args:
+            y: the labels, one per text.
+
+        Raises:
+            ValidationError: a row that is not one of these, naming it (e.g. "y[3]").
+
+        Example:
+        >>> from official_bert import BertConfig, BertEncoder
+        >>> model = TextClassifier(BertEncoder(BertConfig.from_preset("tiny", vocab_size=5, num_hidden_layers=1)),
+        ...                        TextPreprocessor(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "hi"]), 2, ["neg", "pos"])
+        >>> model.targets(["pos ", 0, 1.0]).tolist()
+        [1, 0, 1]
+        >>> model.targets([0.5])
+        Traceback (most recent call last):
+        ...
+        official_bert.classification.validation.ValidationError: y[0]: label 0.5 is a number, not a class id (an \
+integer in [0, 2)); for float labels use regression (num_classes=1)
+        """
+        rows = list(y) if isinstance(y, (list, tuple)) else list(np.asarray(y, dtype=object)) if np.ndim(y) else None
+        if rows is None:
+            raise validation.ValidationError(f"y: expected one label per text, got {y!r}")
+        if self.multi_label:
+            return np.array([validation.label_row(row, self.num_classes, f"y[{i}]") for i, row in enumerate(rows)],
+                            "float32").reshape([-1, self.num_classes])
+        rows = [_one(row) for row in rows]
+        if self.num_classes == 1:
+            return np.array([validation.score(row, f"y[{i}]") for i, row in enumerate(rows)], "float32")
+        index = {label: i for i, label in enumerate(self.labels)}
+        ids = []
+        for i, row in enumerate(rows):
+            if isinstance(row, (str, bytes)):
+                name = validation.label_name(row, f"y[{i}]")
+                if name not in index:
+                    raise validation.ValidationError(f"y[{i}]: label {name!r} is not in label_list {self.labels}")
+                ids.append(index[name])
+            else:
+                ids.append(validation.class_id(row, self.num_classes, f"y[{i}]"))
+        return np.array(ids, "int32")
 
     def probabilities(self, logits):
         """The logits `predict` returns as probabilities: softmax, or a sigmoid per label for multi-label."""
@@ -224,6 +274,11 @@ class TextClassifier(text_model.TextModelMixin, BertClassifier):
     def get_config(self):
         return {**super().get_config(), "preprocessor": keras.saving.serialize_keras_object(self.preprocessor),
                 "label_list": self.label_list, "multi_label": self.multi_label, "thresholds": self.thresholds}
+
+
+def _one(row):
+    """A row's single value: a one-element list or array (a row of an [N, 1] array) as its element."""
+    return row[0] if isinstance(row, (list, tuple, np.ndarray)) and len(row) == 1 else row
 
 
 def _saved_thresholds(directory, label_list):

@@ -56,6 +56,7 @@ class TextEmbedder(text_model.TextModelMixin, task_model.TaskModel):
         super().__init__(inputs=inputs, outputs=embedding, name=kwargs.pop("name", "text_embedder"), **kwargs)
         if isinstance(preprocessor, dict):
             preprocessor = keras.saving.deserialize_keras_object(preprocessor)
+        text_model.check_sequence_length(encoder, preprocessor)
         self.encoder = encoder
         self.preprocessor = preprocessor
         self.pooling = pooling

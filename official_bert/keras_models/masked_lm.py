@@ -5,7 +5,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from official_bert.checkpoints import CheckpointError, load_checkpoint
+from official_bert.checkpoints import CheckpointError, causal, load_checkpoint
 from official_bert.keras_models import text_model
 from official_bert.models.bert_pretrainer import BertPretrainer
 
@@ -45,13 +45,19 @@ class MaskedLM(text_model.TextModelMixin, BertPretrainer):
         super().__init__(encoder, use_nsp=False, name=kwargs.pop("name", "masked_lm"), **kwargs)
         if isinstance(preprocessor, dict):
             preprocessor = keras.saving.deserialize_keras_object(preprocessor)
-        special = preprocessor.tokenizer.get_special_tokens_dict()
-        if "mask_id" not in special:
-            raise ValueError("MaskedLM: the preprocessor's vocabulary has no [MASK] token")
+        text_model.check_sequence_length(encoder, preprocessor)
         self.preprocessor = preprocessor
         self.masked_lm_prob = masked_lm_prob
-        self._special = special
+        # Loaded from a .keras file, the preprocessor has its vocabulary only once its assets are read.
+        if preprocessor.vocabulary is not None or preprocessor.spm_model is not None:
+            self._special_tokens()
         self.compile()
+
+    def _special_tokens(self):
+        special = self.preprocessor.tokenizer.get_special_tokens_dict()
+        if "mask_id" not in special:
+            raise ValueError("MaskedLM: the preprocessor's vocabulary has no [MASK] token")
+        return special
 
     @classmethod
     def from_checkpoint(cls, path, *, config=None, vocab_file=None, spm_model_file=None, do_lower_case=None,
@@ -67,7 +73,7 @@ class MaskedLM(text_model.TextModelMixin, BertPretrainer):
 
         Raises:
             CheckpointError: unreadable, mismatched, or without the masked-LM head (an encoder-only or fine-tuned
-                checkpoint).
+                checkpoint), or a left-to-right model (its config or checkpoint says so), as fill_mask.py refuses.
 
         Example:
         >>> import tempfile
@@ -82,6 +88,7 @@ class MaskedLM(text_model.TextModelMixin, BertPretrainer):
         """
         encoder, preprocessor, _ = text_model.from_checkpoint_parts(
             path, config, vocab_file, spm_model_file, do_lower_case, False, sequence_length, dtype)
+        causal.refuse_left_to_right(encoder.config, path)
         model = cls(encoder, preprocessor, **kwargs)
         report = load_checkpoint(model, path, do_lower_case=preprocessor.do_lower_case)
         if any("masked_lm" in variable.split("/") for variable in report.missing):
@@ -125,6 +132,8 @@ class MaskedLM(text_model.TextModelMixin, BertPretrainer):
     def _dataset(self, x, y=None, sample_weight=None, batch_size=None, shuffle=False):
         if isinstance(x, dict):
             return super()._dataset(x, y, sample_weight, batch_size, shuffle)
+        if y is not None:
+            raise ValueError("MaskedLM.fit takes texts only: it masks them itself (no y)")
         # Each batch's masks are drawn from a seed of a stream that draws anew for each epoch's iterator: random ops
         # in the map itself would repeat their draws every epoch once a global seed is set (keras.utils.
         # set_random_seed), masking the same positions each time.
@@ -133,11 +142,12 @@ class MaskedLM(text_model.TextModelMixin, BertPretrainer):
             self._mask).prefetch(tf.data.AUTOTUNE)
 
     def _mask(self, packed, seed):
+        special = self._special_tokens()
         ids = packed["input_word_ids"]
         shape = tf.shape(ids)
         choice_seed, draw_seed, token_seed = tf.unstack(tf.random.experimental.stateless_split(seed, 3))
-        chosen = ((packed["input_mask"] == 1) & (ids != self._special["start_of_sequence_id"])
-                  & (ids != self._special["end_of_segment_id"])
+        chosen = ((packed["input_mask"] == 1) & (ids != special["start_of_sequence_id"])
+                  & (ids != special["end_of_segment_id"])
                   & (tf.random.stateless_uniform(shape, choice_seed) < self.masked_lm_prob))
         # One more slot (position 0, weight 0) than the batch needs, so that a batch with nothing chosen still has one.
         padding = tf.zeros([shape[0], 1], tf.int32)
@@ -147,8 +157,8 @@ class MaskedLM(text_model.TextModelMixin, BertPretrainer):
                              tf.cast(padding, tf.float32)], axis=1)
         originals = tf.gather(ids, positions, batch_dims=1)
         draw = tf.random.stateless_uniform(shape, draw_seed)
-        random_ids = tf.random.stateless_uniform(shape, token_seed, 0, self._special["vocab_size"], tf.int32)
-        masked = tf.where(chosen & (draw < _KEEP_AS_MASK), self._special["mask_id"],
+        random_ids = tf.random.stateless_uniform(shape, token_seed, 0, special["vocab_size"], tf.int32)
+        masked = tf.where(chosen & (draw < _KEEP_AS_MASK), special["mask_id"],
                           tf.where(chosen & (draw >= 1 - _RANDOM_TOKEN), random_ids, ids))
         inputs = {**packed, "input_word_ids": masked, "masked_lm_positions": positions}
         return inputs, {"masked_lm_ids": originals, "masked_lm_weights": weights}

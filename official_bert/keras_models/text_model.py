@@ -12,6 +12,7 @@ import tensorflow as tf
 from official_bert.checkpoints import causal, detect
 from official_bert.checkpoints.case import case_mismatches
 from official_bert.checkpoints.source import CheckpointError
+from official_bert.classification import validation
 from official_bert.configs import BertConfig
 from official_bert.keras_models.preprocessor import TextPreprocessor
 from official_bert.networks.bert_encoder import BertEncoder
@@ -63,6 +64,26 @@ class TextModelMixin:
         self._compile_arguments = {"loss": loss, "metrics": metrics, "jit_compile": jit_compile, **kwargs}
         super().compile(optimizer=optimizer, **self._compile_arguments)
 
+    def get_compile_config(self):
+        """Keras's compile config (the optimizer as `fit` scheduled it) and the paper optimizer's settings, so that a
+        `.keras` file restores the optimizer and its state (`compile_from_config`)."""
+        config = super().get_compile_config()
+        if config and getattr(self, "_paper_optimizer", None):
+            config["paper_optimizer"] = dict(self._paper_optimizer)
+        return config
+
+    def compile_from_config(self, config):
+        """Compiles as the saved model was (see `get_compile_config`) and builds the optimizer, whose variables
+        (its step and moments) the `.keras` file then restores."""
+        config = dict(config)
+        paper_optimizer = config.pop("paper_optimizer", None)
+        arguments = keras.saving.deserialize_keras_object(config)
+        keras.Model.compile(self, **arguments)
+        self._paper_optimizer = paper_optimizer
+        self._compile_arguments = {name: value for name, value in arguments.items() if name != "optimizer"}
+        if self.built:
+            self.optimizer.build(self.trainable_variables)
+
     def fit(self, x=None, y=None, batch_size=None, epochs=1, shuffle=True, sample_weight=None, validation_data=None,
             **kwargs):
         data = self._dataset(x, y, sample_weight, batch_size, shuffle)
@@ -112,11 +133,16 @@ class TextModelMixin:
             return x.map(self._preprocess_element, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
         # Texts in memory are tokenized once, here: a dataset that tokenized in its map would instantiate the
         # tokenizer's graph (hundreds of functions) again for each epoch's iterator, seconds each.
-        parts = [self._packed_rows(texts_tensor(x))]
-        if y is not None:
-            parts.append(self.targets(y))
+        texts = texts_tensor(x)
+        count = int(tf.nest.flatten(texts)[0].shape[0])
+        for values, name in ((y, "labels"), (sample_weight, "sample weights")):
+            if values is not None and _length(values) != count:
+                raise validation.ValidationError(f"{count} texts, {_length(values)} {name}: expected one per text")
+        # Checked before the (slower) tokenizing, so that a bad label is reported at once.
+        extra = [] if y is None else [self.targets(y)]
         if sample_weight is not None:
-            parts.append(np.asarray(sample_weight, "float32"))
+            extra.append(np.asarray(sample_weight, "float32"))
+        parts = [self._packed_rows(texts), *extra]
         # Keras's (x,), (x, y) or (x, y, sample_weight) elements.
         data = tf.data.Dataset.from_tensor_slices(tuple(parts))
         if shuffle:
@@ -134,8 +160,6 @@ class TextModelMixin:
             packed = pack(tf.nest.map_structure(lambda t: t[start:start + chunk], texts))
             lengths = tf.reduce_sum(packed["input_mask"], axis=1)
             rows.append({name: tf.RaggedTensor.from_tensor(value, lengths=lengths) for name, value in packed.items()})
-        if not rows:
-            raise ValueError("expected texts, got none")
         return {name: tf.concat([part[name] for part in rows], axis=0) for name in rows[0]}
 
     def _preprocess_element(self, *element):
@@ -152,6 +176,11 @@ def _padded(element):
     return tf.nest.map_structure(lambda t: t.to_tensor() if isinstance(t, tf.RaggedTensor) else t, element)
 
 
+def _length(values):
+    """How many rows `values` (labels or weights: a list, an array, a Series, a tensor) has."""
+    return len(values) if isinstance(values, (list, tuple)) else int(np.shape(values)[0]) if np.ndim(values) else 1
+
+
 def _unpack(data):
     if isinstance(data, tf.data.Dataset):
         return (data,)
@@ -161,19 +190,60 @@ def _unpack(data):
 def texts_tensor(x):
     """Texts (a list or array of strings, a pair of them, or an [N, 2] array) as a string tensor [N], or a pair.
 
+    Each text must be a str, or bytes in UTF-8; anything else (None, a number, NaN, a list) is refused in one line
+    naming its position, rather than read as "None", "7" or "nan".
+
+    Args:
+        x: the texts.
+
+    Returns:
+        a string tensor [N] (UTF-8), or a pair of them.
+
+    Raises:
+        ValidationError: no texts, a text that is not one, or a pair of unequal lengths.
+
     Example:
     >>> [t.numpy().tolist() for t in texts_tensor(np.array([["a", "b"], ["c", "d"]]))]
     [[b'a', b'c'], [b'b', b'd']]
+    >>> texts_tensor(["a good film", None])
+    Traceback (most recent call last):
+    ...
+    official_bert.classification.validation.ValidationError: texts[1] is None, not a text
     """
     if isinstance(x, tuple) and len(x) == 2 and not isinstance(x[0], (str, bytes)):
-        return tuple(texts_tensor(part) for part in x)
-    array = np.asarray(x, dtype=object)
-    if array.ndim == 2 and array.shape[1] == 2:
-        return (texts_tensor(list(array[:, 0])), texts_tensor(list(array[:, 1])))
-    if array.ndim != 1:
-        raise ValueError(f"expected texts: a list or 1-D array of strings, or a pair of them; got shape "
-                         f"{array.shape}")
-    return tf.constant([t if isinstance(t, bytes) else str(t).encode("utf-8") for t in array], tf.string)
+        texts_a, texts_b = _texts(x[0], "texts_a"), _texts(x[1], "texts_b")
+        if len(texts_a) != len(texts_b):
+            raise validation.ValidationError(f"a pair of unequal lengths: {len(texts_a)} texts_a, {len(texts_b)} "
+                                             "texts_b")
+        return _string_tensor(texts_a), _string_tensor(texts_b)
+    if isinstance(x, (str, bytes)):
+        raise validation.ValidationError(f"expected a list of texts, got one text {x[:40]!r}: pass [text]")
+    rows = list(x) if isinstance(x, (list, tuple)) else np.asarray(x, dtype=object)
+    if isinstance(rows, np.ndarray) and rows.ndim == 2 and rows.shape[1] == 2 or isinstance(rows, list) and rows \
+            and all(isinstance(row, (list, tuple, np.ndarray)) and len(row) == 2 for row in rows):
+        # [N, 2]: a pair per row.
+        texts_a = [validation.text(row[0], f"texts[{i}][0]") for i, row in enumerate(rows)]
+        texts_b = [validation.text(row[1], f"texts[{i}][1]") for i, row in enumerate(rows)]
+        return _string_tensor(texts_a), _string_tensor(texts_b)
+    return _string_tensor(_texts(rows, "texts"))
+
+
+def _texts(x, name):
+    """The texts of the sequence `x` as strs, each checked; `name` names them in errors."""
+    if isinstance(x, (str, bytes)):
+        raise validation.ValidationError(f"{name}: expected a list of texts, got one text {x[:40]!r}")
+    rows = x if isinstance(x, list) else np.asarray(x, dtype=object)
+    if isinstance(rows, np.ndarray) and rows.ndim != 1:
+        raise validation.ValidationError(f"{name}: expected a list or 1-D array of strings, or a pair of them; got "
+                                         f"shape {rows.shape}")
+    texts = [validation.text(text, f"{name}[{i}]") for i, text in enumerate(rows)]
+    if not texts:
+        raise validation.ValidationError("expected texts, got none")
+    return texts
+
+
+def _string_tensor(texts):
+    return tf.constant([text.encode("utf-8") for text in texts], tf.string)
 
 
 def from_checkpoint_parts(path, config=None, vocab_file=None, spm_model_file=None, do_lower_case=None,
@@ -216,7 +286,7 @@ def from_checkpoint_parts(path, config=None, vocab_file=None, spm_model_file=Non
     else:
         config, config_file = BertConfig.from_json_file(config), config
     config = causal.resolve_causal_attention(config, None, config_file, checkpoints=[path])
-    config.check_seq_length(sequence_length, config_file)
+    config.check_seq_length(sequence_length, config_file, name="sequence_length")
     if not (vocab_file or spm_model_file):
         vocab_file = located.vocab_file
         if vocab_file is None:
@@ -226,6 +296,23 @@ def from_checkpoint_parts(path, config=None, vocab_file=None, spm_model_file=Non
     spec = TokenizerSpec(vocab_file, spm_model_file, do_lower_case=do_lower_case,
                          preserve_unused_tokens=preserve_unused_tokens).check()
     return (BertEncoder(config, dtype=dtype), TextPreprocessor.from_spec(spec, sequence_length), located)
+
+
+def check_sequence_length(encoder, preprocessor):
+    """Raises ConfigError unless the preprocessor's rows fit the encoder's position table.
+
+    Args:
+        encoder: a `BertEncoder`.
+        preprocessor: a `TextPreprocessor`.
+
+    Example:
+    >>> encoder = BertEncoder(BertConfig.from_preset("tiny", vocab_size=5, max_position_embeddings=64))
+    >>> check_sequence_length(encoder, TextPreprocessor(["[PAD]", "[UNK]", "[CLS]", "[SEP]"], sequence_length=128))
+    Traceback (most recent call last):
+    ...
+    official_bert.configs.ConfigError: sequence_length=128 exceeds max_position_embeddings=64 of the encoder's config: the model has no positions beyond it
+    """
+    encoder.config.check_seq_length(preprocessor.sequence_length, "the encoder's config", name="sequence_length")
 
 
 def checkpoint_labels(located):
