@@ -1,5 +1,5 @@
-"""`TextPreprocessor`: strings (or pairs of strings) → the encoder's three inputs, as a Keras layer that carries its
-vocabulary in its config, so that a `.keras` file holds its tokenizer and not a path to it."""
+"""`TextPreprocessor`: strings (or pairs of strings) → the encoder's three inputs, as a Keras layer that saves its
+vocabulary among the `.keras` file's assets, so that the file holds its tokenizer and not a path to it."""
 
 import base64
 import os
@@ -25,16 +25,19 @@ class TextPreprocessor(keras.layers.Layer):
     {"input_word_ids", "input_mask", "input_type_ids"}, int32 [batch, L], L ≤ sequence_length. A row whose text_b
     tokenizes to nothing is packed as a single sentence, as `classification.convert_single_example` does.
 
-    The config holds the vocabulary's lines (or the SentencePiece model, base64) and every tokenizer option of the
-    `TokenizerSpec`: `keras.saving.load_model` rebuilds the same ids anywhere, without the original files. Build one
-    with `from_spec`; `spec` gives the equivalent `TokenizerSpec` back (its file is a private copy), for the
-    Python tokenizer and the exports.
+    A `.keras` file holds the vocabulary (or the SentencePiece model) as an asset (`save_assets`) and every tokenizer
+    option of the `TokenizerSpec` in its config: `keras.saving.load_model` rebuilds the same ids anywhere, without
+    the original files, and the config stays small (a file whose config holds the vocabulary, as the first version
+    wrote them, loads too). Build one with `from_spec`; `spec` gives the equivalent `TokenizerSpec` back (its file is
+    a private copy), for the Python tokenizer and the exports.
 
     Args:
         vocabulary: the WordPiece vocabulary's tokens in id order ...
-        spm_model: ... or a serialized SentencePiece model, base64 (exactly one of them).
+        spm_model: ... or a serialized SentencePiece model, base64 (exactly one of them, unless tokenizer_asset).
         sequence_length: the longest packed row, [CLS] and [SEP] included.
         do_lower_case, preserve_unused_tokens, ops, normalize_unicode: as for `TokenizerSpec`.
+        tokenizer_asset: set by `get_config`: the asset ("vocab.txt" or "spm.model") `load_assets` reads the
+            tokenizer from, neither vocabulary nor spm_model given.
         **kwargs: passed to keras.layers.Layer.
 
     Example:
@@ -47,36 +50,49 @@ class TextPreprocessor(keras.layers.Layer):
     """
 
     def __init__(self, vocabulary=None, spm_model=None, sequence_length=128, do_lower_case=True,
-                 preserve_unused_tokens=False, ops="core", normalize_unicode=None, **kwargs):
+                 preserve_unused_tokens=False, ops="core", normalize_unicode=None, tokenizer_asset=None, **kwargs):
         super().__init__(**kwargs)
-        if (vocabulary is None) == (spm_model is None):
+        if tokenizer_asset not in (None, _VOCAB_NAME, _SPM_NAME):
+            raise ValueError(f"TextPreprocessor: tokenizer_asset must be {_VOCAB_NAME!r} or {_SPM_NAME!r}, got "
+                             f"{tokenizer_asset!r}")
+        if tokenizer_asset is None and (vocabulary is None) == (spm_model is None):
             raise ValueError("TextPreprocessor: pass exactly one of vocabulary and spm_model")
         if not isinstance(sequence_length, int) or sequence_length < 3:
             raise ValueError(f"TextPreprocessor: sequence_length must be an int >= 3, got {sequence_length!r}")
-        self.vocabulary = None if vocabulary is None else [str(token) for token in vocabulary]
-        self.spm_model = spm_model
         self.sequence_length = sequence_length
         self.do_lower_case = do_lower_case
         self.preserve_unused_tokens = preserve_unused_tokens
         self.ops = ops
         self.normalize_unicode = normalize_unicode
+        self.vocabulary = self.spm_model = None
+        self._tokenizer_asset = tokenizer_asset
         # The in-graph tokenizers read a file (and attach it to SavedModels as an asset): a private copy of the
         # vocabulary, removed with this layer.
         self._files = tempfile.TemporaryDirectory(prefix="official_bert_preprocessor_")
-        if self.vocabulary is not None:
+        # The tokenizer and packer, out of Keras's tracking: they are made again from the file (in `load_assets`, once
+        # the layer may be built) and hold no weights.
+        self._tokenizing = _Tokenizing()
+        if vocabulary is not None or spm_model is not None:
+            self._set_tokenizer(vocabulary, spm_model)
+
+    def _set_tokenizer(self, vocabulary, spm_model):
+        if vocabulary is not None:
+            self.vocabulary = [str(token) for token in vocabulary]
             path = os.path.join(self._files.name, _VOCAB_NAME)
             with open(path, "w", encoding="utf-8") as f:
                 f.write("".join(token + "\n" for token in self.vocabulary))
             files = {"vocab_file": path}
         else:
+            self.spm_model = spm_model
             path = os.path.join(self._files.name, _SPM_NAME)
             with open(path, "wb") as f:
                 f.write(base64.b64decode(spm_model))
             files = {"spm_model_file": path}
-        self._spec = TokenizerSpec(**files, do_lower_case=do_lower_case, preserve_unused_tokens=preserve_unused_tokens,
-                                   ops=ops, normalize_unicode=normalize_unicode).check()
-        self.tokenizer = self._spec.layer()
-        self._packer = TextPacker(self.tokenizer, sequence_length, pad_to_longest=True)
+        spec = TokenizerSpec(**files, do_lower_case=self.do_lower_case,
+                             preserve_unused_tokens=self.preserve_unused_tokens, ops=self.ops,
+                             normalize_unicode=self.normalize_unicode).check()
+        tokenizer = spec.layer()
+        self._tokenizing = _Tokenizing(spec, tokenizer, TextPacker(tokenizer, self.sequence_length, pad_to_longest=True))
 
     @classmethod
     def from_spec(cls, spec, sequence_length=128, **kwargs):
@@ -97,28 +113,38 @@ class TextPreprocessor(keras.layers.Layer):
         """
         spec.check()
         with open_file(spec.file) as f:
-            content = f.read()
-        if spec.vocab_file:
-            # The lines as the original's load_vocab reads them: split at "\n" only, a token's id its line number.
-            lines = content.decode("utf-8").split("\n")
-            source = {"vocabulary": lines[:-1] if lines[-1] == "" else lines}
-        else:
-            source = {"spm_model": base64.b64encode(content).decode("ascii")}
-        return cls(**source, sequence_length=sequence_length, do_lower_case=spec.do_lower_case,
+            vocabulary, spm_model = _source(f.read(), bool(spec.vocab_file))
+        return cls(vocabulary, spm_model, sequence_length=sequence_length, do_lower_case=spec.do_lower_case,
                    preserve_unused_tokens=spec.preserve_unused_tokens, ops=spec.ops,
                    normalize_unicode=spec.normalize_unicode, **kwargs)
 
     @property
     def spec(self):
         """The `TokenizerSpec` of this layer (over its private copy of the vocabulary)."""
-        return self._spec
+        return self._ready().spec
+
+    @property
+    def tokenizer(self):
+        """The in-graph tokenizer layer of `spec`."""
+        return self._ready().tokenizer
+
+    def _ready(self):
+        if self._tokenizing.spec is None:
+            raise ValueError("TextPreprocessor: no vocabulary yet: built from a config alone, it reads its vocabulary "
+                             "from the .keras file's assets (load it with keras.saving.load_model)")
+        return self._tokenizing
+
+    def __call__(self, *args, **kwargs):
+        self._ready()  # its error in one line, not wrapped in Keras's report of the call
+        return super().__call__(*args, **kwargs)
 
     def call(self, inputs):
+        packer = self._ready().packer
         if isinstance(inputs, (tuple, list)):
             if len(inputs) != 2:
                 raise ValueError(f"TextPreprocessor takes texts or a pair (text_a, text_b), got {len(inputs)} inputs")
-            return self._packer.pack(tf.convert_to_tensor(inputs[0]), tf.convert_to_tensor(inputs[1]))
-        return self._packer.pack(tf.convert_to_tensor(inputs))
+            return packer.pack(tf.convert_to_tensor(inputs[0]), tf.convert_to_tensor(inputs[1]))
+        return packer.pack(tf.convert_to_tensor(inputs))
 
     def pack_masked(self, texts):
         """Packs texts holding literal `[MASK]`s, each one the [MASK] token (the tokenizer alone would split it into
@@ -150,13 +176,51 @@ class TextPreprocessor(keras.layers.Layer):
         masks = tf.RaggedTensor.from_row_lengths(tf.fill([tf.reduce_sum(tf.cast(~last, tf.int32))], mask_id),
                                                  tf.cast(~last, tf.int64))
         tokens = tf.concat([tf.cast(tokens, tf.int32), masks], axis=1)
-        packed = self._packer.pack_tokens(tf.RaggedTensor.from_row_lengths(tokens, pieces.row_lengths()))
+        packed = self._ready().packer.pack_tokens(tf.RaggedTensor.from_row_lengths(tokens, pieces.row_lengths()))
         is_mask = tf.equal(packed["input_word_ids"], mask_id)
         positions = tf.ragged.boolean_mask(tf.broadcast_to(tf.range(tf.shape(is_mask)[1]), tf.shape(is_mask)), is_mask)
         return {**packed, "masked_lm_positions": positions.to_tensor(0)}
 
+    def save_assets(self, dir_path):
+        """Writes the vocabulary (or SentencePiece model) into the `.keras` file's assets, not its config: the config
+        stays small, and so do the errors that quote it."""
+        tf.io.gfile.copy(self.spec.file, os.path.join(dir_path, self._asset_name()), overwrite=True)
+
+    def load_assets(self, dir_path):
+        """Reads the vocabulary `save_assets` wrote (a file whose config holds its vocabulary, as the first version
+        wrote them, has none to read)."""
+        path = os.path.join(dir_path, self._asset_name())
+        if self._tokenizing.spec is not None and not tf.io.gfile.exists(path):
+            return
+        with open_file(path) as f:
+            content = f.read()
+        self._set_tokenizer(*_source(content, self._asset_name() == _VOCAB_NAME))
+
+    def _asset_name(self):
+        if self.vocabulary is not None or self.spm_model is not None:
+            return _VOCAB_NAME if self.vocabulary is not None else _SPM_NAME
+        return self._tokenizer_asset
+
+    def get_build_config(self):
+        return None  # no weights: nothing to build on loading, so that load_assets may set the tokenizer
+
     def get_config(self):
-        source = {"vocabulary": self.vocabulary} if self.vocabulary is not None else {"spm_model": self.spm_model}
-        return {**super().get_config(), **source, "sequence_length": self.sequence_length,
+        return {**super().get_config(), "tokenizer_asset": self._asset_name(), "sequence_length": self.sequence_length,
                 "do_lower_case": self.do_lower_case, "preserve_unused_tokens": self.preserve_unused_tokens,
                 "ops": self.ops, "normalize_unicode": self.normalize_unicode}
+
+
+class _Tokenizing:
+    """A preprocessor's spec, tokenizer and packer (None until it has its vocabulary)."""
+
+    def __init__(self, spec=None, tokenizer=None, packer=None):
+        self.spec, self.tokenizer, self.packer = spec, tokenizer, packer
+
+
+def _source(content, is_vocabulary):
+    """(vocabulary, spm_model) from a tokenizer file's bytes: the lines as the original's load_vocab reads them
+    (split at "\\n" only, a token's id its line number), or the SentencePiece model in base64."""
+    if not is_vocabulary:
+        return None, base64.b64encode(content).decode("ascii")
+    lines = content.decode("utf-8").split("\n")
+    return (lines[:-1] if lines[-1] == "" else lines), None

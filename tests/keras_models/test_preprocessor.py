@@ -1,7 +1,8 @@
 """`TextPreprocessor`: the features run_classifier.py makes in Python (`convert_single_example`), id for id, on the
 tokenizer parity texts — cased and uncased, with and without preserve_unused_tokens, single sentences and pairs —
-padded per batch; its config carries the vocabulary, so a copy works without the file."""
+padded per batch; its assets carry the vocabulary (not its config), so a copy works without the file."""
 
+import json
 import os
 import shutil
 
@@ -58,15 +59,27 @@ def test_preserve_unused_tokens_is_kept_and_refused_for_sentencepiece():
     assert unused0 not in split(tf.constant(["[unused0]"]))["input_word_ids"].numpy().tolist()[0]
 
 
-def test_the_config_carries_the_vocabulary(tmp_path):
+def test_the_assets_carry_the_vocabulary_and_the_config_stays_small(tmp_path):
     vocab = str(tmp_path / "vocab.txt")
     shutil.copy(real_vocab_file(), vocab)
     layer = TextPreprocessor.from_spec(TokenizerSpec(vocab, do_lower_case=False, preserve_unused_tokens=True), 16)
     config = layer.get_config()
+    assets = tmp_path / "assets"
+    assets.mkdir()
+    layer.save_assets(str(assets))
     os.remove(vocab)
+    assert "vocabulary" not in config and len(json.dumps(config)) < 1000
     clone = TextPreprocessor.from_config(config)
-    assert clone.get_config() == config and len(config["vocabulary"]) == 30522
+    with pytest.raises(ValueError, match="^TextPreprocessor: no vocabulary yet: .* assets"):
+        clone(tf.constant(["a"]))
+    clone.load_assets(str(assets))
+    # A config of the first version, the vocabulary in it (and no asset to read), gives the same layer.
+    old = TextPreprocessor.from_config({**{k: v for k, v in config.items() if k != "tokenizer_asset"},
+                                        "vocabulary": layer.vocabulary})
+    old.load_assets(str(tmp_path / "no assets"))
+    assert clone.get_config() == config and old.get_config() == config and len(clone.vocabulary) == 30522
     texts = tf.constant(["Hello [unused3] wörld", "a"])
     for name, ids in layer(texts).items():
         np.testing.assert_array_equal(clone(texts)[name], ids)
+        np.testing.assert_array_equal(old(texts)[name], ids)
     assert clone.spec.python_tokenizer().tokenize("hello [unused3]") == ["hello", "[unused3]"]
