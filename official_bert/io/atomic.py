@@ -153,7 +153,8 @@ def atomic_directory(path):
     path = os.fspath(path).rstrip("/")
     _remove_stale(path)
     check_replaceable(path)
-    tmp = temporary_path(path)
+    # Neither name extends the other: on a filesystem listed by prefix (ram://), walking one would list the other.
+    tmp = temporary_path(path) + ".new"
     old = temporary_path(path) + ".old"
     try:
         remove_tree(tmp)
