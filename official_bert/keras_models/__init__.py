@@ -2,8 +2,9 @@
 (strings → the encoder's inputs, its vocabulary inside the `.keras` file), with `from_checkpoint` (Google TF1,
 Hugging Face, official_bert), the paper's `compile`, `fit` / `evaluate` / `predict` on strings, `save` and `export`.
 
-Importing this package registers them with Keras, so that `keras.saving.load_model` reads their `.keras` files
-(`import official_bert` alone imports nothing, to keep the data tools free of TensorFlow).
+`import official_bert` is enough for `keras.saving.load_model` to read their `.keras` files, before or after
+`import keras`: the package stands in Keras's registry for these classes and imports this one when a file needs it
+(it imports neither Keras nor TensorFlow itself, to keep the data tools free of them).
 """
 
 from official_bert.keras_models.classifier import TextClassifier

@@ -92,7 +92,8 @@ class TextPreprocessor(keras.layers.Layer):
                              preserve_unused_tokens=self.preserve_unused_tokens, ops=self.ops,
                              normalize_unicode=self.normalize_unicode).check()
         tokenizer = spec.layer()
-        self._tokenizing = _Tokenizing(spec, tokenizer, TextPacker(tokenizer, self.sequence_length, pad_to_longest=True))
+        packer = TextPacker(tokenizer, self.sequence_length, pad_to_longest=True)
+        self._tokenizing = _Tokenizing(spec, tokenizer, packer)
 
     @classmethod
     def from_spec(cls, spec, sequence_length=128, **kwargs):
