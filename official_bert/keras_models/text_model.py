@@ -68,20 +68,24 @@ class TextModelMixin:
         """Keras's compile config (the optimizer as `fit` scheduled it) and the paper optimizer's settings, so that a
         `.keras` file restores the optimizer and its state (`compile_from_config`)."""
         config = super().get_compile_config()
-        if config and getattr(self, "_paper_optimizer", None):
-            config["paper_optimizer"] = dict(self._paper_optimizer)
+        if config:
+            # Whether the file holds the optimizer's moments (it has them once it has trained) or its step alone.
+            config["optimizer_built"] = bool(self.optimizer.built)
+            if getattr(self, "_paper_optimizer", None):
+                config["paper_optimizer"] = dict(self._paper_optimizer)
         return config
 
     def compile_from_config(self, config):
-        """Compiles as the saved model was (see `get_compile_config`) and builds the optimizer, whose variables
-        (its step and moments) the `.keras` file then restores."""
+        """Compiles as the saved model was (see `get_compile_config`) and builds the optimizer as it was saved, so
+        that the `.keras` file restores its variables (its step, and its moments once it has trained)."""
         config = dict(config)
         paper_optimizer = config.pop("paper_optimizer", None)
+        optimizer_built = config.pop("optimizer_built", True)
         arguments = keras.saving.deserialize_keras_object(config)
         keras.Model.compile(self, **arguments)
         self._paper_optimizer = paper_optimizer
         self._compile_arguments = {name: value for name, value in arguments.items() if name != "optimizer"}
-        if self.built:
+        if self.built and optimizer_built:
             self.optimizer.build(self.trainable_variables)
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, shuffle=True, sample_weight=None, validation_data=None,

@@ -76,6 +76,19 @@ def test_the_config_is_small_and_the_optimizer_comes_back_without_a_warning(tmp_
 
 
 @pytest.mark.slow
+def test_a_model_that_never_trained_loads_without_a_warning_and_then_trains(tmp_path):
+    """Its optimizer has no moments yet: the file holds its step alone, and the loaded one is built as that was."""
+    model = TextClassifier(BertEncoder(tiny_config()), TextPreprocessor(VOCAB, sequence_length=16), 2)
+    model.save(str(tmp_path / "m.keras"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        loaded = keras.saving.load_model(str(tmp_path / "m.keras"))
+    assert not [str(w.message) for w in caught if any(s in str(w.message) for s in LOST)]
+    loaded.fit(TEXTS, [0, 1] * 4, batch_size=4, verbose=0)
+    assert int(loaded.optimizer.iterations) == 2 and loaded.optimizer._learning_rate.decay_steps == 2
+
+
+@pytest.mark.slow
 def test_a_file_of_the_first_version_still_loads(saved, tmp_path):
     """Its config holds the vocabulary, and it has no assets."""
     model, new = saved["classifier"]
