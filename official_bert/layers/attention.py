@@ -7,6 +7,7 @@ import tensorflow as tf
 from keras import ops
 
 from official_bert.layers.dense import project
+from official_bert.layers.dropout import Dropout
 from official_bert.layers.initializers import truncated_normal
 
 
@@ -46,7 +47,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         self.head_size = head_size
         self.dropout_rate = dropout_rate
         self.initializer_range = initializer_range
-        self.dropout = keras.layers.Dropout(dropout_rate, dtype=self.dtype_policy, name="dropout")
+        self.dropout = Dropout(dropout_rate, dtype=self.dtype_policy, name="dropout")
 
     def build(self, x_shape, attention_bias_shape=None):
         hidden = self.num_heads * self.head_size

@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from official_bert.layers.dropout import Dropout
 from official_bert.layers.initializers import truncated_normal
 
 
@@ -41,7 +42,7 @@ class BertEmbeddings(keras.layers.Layer):
         self.layer_norm_eps = layer_norm_eps
         self.layer_norm = keras.layers.LayerNormalization(epsilon=layer_norm_eps, dtype="float32",
                                                           name="layer_norm")
-        self.dropout = keras.layers.Dropout(dropout_rate, dtype=self.dtype_policy, name="dropout")
+        self.dropout = Dropout(dropout_rate, dtype=self.dtype_policy, name="dropout")
 
     def build(self, input_word_ids_shape, input_type_ids_shape=None):
         # autocast=False: read the tables in float32 even when the layer computes in bfloat16/float16.

@@ -7,6 +7,7 @@ from keras import ops
 from official_bert.layers import activations
 from official_bert.layers.attention import MultiHeadSelfAttention
 from official_bert.layers.dense import TokenDense
+from official_bert.layers.dropout import Dropout
 from official_bert.layers.initializers import truncated_normal
 
 
@@ -55,8 +56,7 @@ class TransformerBlock(keras.layers.Layer):
         self.attention = MultiHeadSelfAttention(
             num_heads, hidden_size // num_heads, dropout_rate=attention_dropout_rate,
             initializer_range=initializer_range, dtype=self.dtype_policy, name="attention")
-        self.attention_dropout = keras.layers.Dropout(
-            dropout_rate, dtype=self.dtype_policy, name="attention_dropout")
+        self.attention_dropout = Dropout(dropout_rate, dtype=self.dtype_policy, name="attention_dropout")
         self.attention_layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_eps, dtype="float32", name="attention_layer_norm")
         self.intermediate = TokenDense(intermediate_size, activation=activations.get(activation),
@@ -64,8 +64,7 @@ class TransformerBlock(keras.layers.Layer):
                                        dtype=self.dtype_policy, name="intermediate")
         self.output_dense = TokenDense(hidden_size, kernel_initializer=truncated_normal(initializer_range),
                                        dtype=self.dtype_policy, name="output")
-        self.output_dropout = keras.layers.Dropout(
-            dropout_rate, dtype=self.dtype_policy, name="output_dropout")
+        self.output_dropout = Dropout(dropout_rate, dtype=self.dtype_policy, name="output_dropout")
         self.output_layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_eps, dtype="float32", name="output_layer_norm")
 
@@ -82,7 +81,7 @@ class TransformerBlock(keras.layers.Layer):
         # Dropout draws its masks from seed-generator variables that advance at every draw; the recomputation
         # first puts them back to where they stood before the forward pass, so it draws the same masks.
         generators = [layer.seed_generator for layer in self._flatten_layers()
-                      if isinstance(layer, keras.layers.Dropout) and getattr(layer, "seed_generator", None)]
+                      if isinstance(layer, Dropout) and getattr(layer, "seed_generator", None)]
         before = [ops.copy(generator.state.value) for generator in generators]
 
         def forward(x, attention_bias):

@@ -15,7 +15,7 @@ import pytest
 import official_bert
 from official_bert import (BertClassifier, BertConfig, BertEncoder, BertMultipleChoice, BertPretrainer,
                            BertSpanLabeler, BertTokenClassifier)
-from official_bert.layers import BertEmbeddings, MultiHeadSelfAttention, TransformerBlock
+from official_bert.layers import BertEmbeddings, Dropout, MultiHeadSelfAttention, TransformerBlock
 from official_bert.layers.dense import TokenDense
 from official_bert.features.pooling import SentencePooling
 from official_bert.keras_models import MaskedLM, TextClassifier, TextEmbedder, TextPreprocessor
@@ -71,6 +71,7 @@ LAYERS = {
                                                 (np.ones((B, T, H), "float32"), np.zeros((B, 1, 1, T), "float32"))),
     "TransformerBlock": lambda tmp_path: (TransformerBlock(num_heads=2, hidden_size=H, intermediate_size=32),
                                           (np.ones((B, T, H), "float32"), np.zeros((B, 1, 1, T), "float32"))),
+    "Dropout": lambda tmp_path: (Dropout(0.3, noise_shape=(None, 1, H), seed=1), (np.ones((B, T, H), "float32"),)),
     "TokenDense": lambda tmp_path: (TokenDense(5, activation="tanh"), (np.ones((B, T, H), "float32"),)),
     "FoldChoices": lambda tmp_path: (FoldChoices(), (np.zeros((B, 4, T), "int32"),)),
     "BertPackInputs": lambda tmp_path: (

@@ -1,0 +1,73 @@
+"""Dropout from 16 random bits per element, applied in the compute dtype."""
+
+import keras
+import tensorflow as tf
+
+# Random bits per element: a uint32 draw gives two elements. 8 bits would halve the draw again but round the keep
+# probability to 1/256 (BERT's rate 0.1 would become 0.1016); with 16 bits it is 0.100006.
+_BITS = 16
+_LEVELS = 2**_BITS
+
+
+def drop_threshold(rate):
+    """k, the number of the 2**16 values of a 16-bit draw that drop an element: round(rate · 65536).
+
+    Example:
+    >>> drop_threshold(0.1), 1 - drop_threshold(0.1) / 65536  # BERT's rate and the keep probability it gives
+    (6554, 0.899993896484375)
+    """
+    return round(rate * _LEVELS)
+
+
+@keras.saving.register_keras_serializable(package="official_bert")
+class Dropout(keras.layers.Dropout):
+    """`keras.layers.Dropout` drawing 16 random bits per element instead of a float32 uniform.
+
+    Each element gets 16 bits of a uint32 `tf.random.stateless_uniform` draw (one draw for two elements, half the
+    random numbers of Keras's float32 uniform per element, and no float tensor of them); it is dropped when its
+    16-bit value is below k = round(rate · 65536), so the keep probability is exactly 1 - k / 65536 (for rate 0.1:
+    k = 6554, rate 0.100006). Kept elements are multiplied by 1 / (1 - k / 65536) as the compute dtype rounds it
+    (in float32 the exact ratio to float32's precision; in bfloat16 1 / 0.899994 is 1.109375, as Keras's Dropout
+    rounds its scale), in one multiply by a mask of the compute dtype, which is also all the backward pass needs.
+    A rate below 1 / 131072 rounds to k = 0: the layer then passes its input through.
+
+    The masks come from `seed_generator` as Keras's do (a state advanced by every draw and seeded from the
+    `seed` argument, or from `keras.utils.set_random_seed`'s global seed), so a `TransformerBlock` under `remat`
+    can put the state back and replay the same masks, and checkpoints that save the states resume the stream.
+
+    Args:
+        rate: the fraction of elements to drop, in [0, 1]; rounded to a multiple of 1 / 65536 as above.
+        noise_shape: as Keras's: the shape of the mask, broadcast over the input (None: the input's shape).
+        seed: an int for the seed generator; None takes it from Python's `random` (what
+            `keras.utils.set_random_seed` seeds).
+
+    Call args:
+        inputs: a float tensor.
+        training: drops only when True; otherwise returns `inputs`.
+
+    Example:
+    >>> import numpy as np
+    >>> layer = Dropout(0.5, seed=1)
+    >>> out = layer(np.ones((2, 1000), "float32"), training=True).numpy()
+    >>> sorted(set(out.ravel().tolist())), round(float((out == 0).mean()), 1)
+    ([0.0, 2.0], 0.5)
+    >>> bool((layer(np.ones((2, 3), "float32")).numpy() == 1).all())  # no dropout outside training
+    True
+    """
+
+    def call(self, inputs, training=False):
+        threshold = drop_threshold(self.rate)
+        if not training or threshold == 0:
+            return inputs
+        if threshold == _LEVELS:
+            return tf.zeros_like(inputs)
+        shape = tf.shape(inputs)
+        if self.noise_shape is not None:
+            shape = tf.stack([shape[i] if size is None else size for i, size in enumerate(self.noise_shape)])
+        size = tf.reduce_prod(shape)
+        words = tf.random.stateless_uniform([(size + 1) // 2], seed=self.seed_generator.next(), minval=None,
+                                            maxval=None, dtype=tf.uint32)
+        # The slice is a no-op for an even size (TensorFlow forwards the buffer), a copy of the bits for an odd one.
+        draws = tf.reshape(tf.reshape(tf.bitcast(words, tf.uint16), [-1])[:size], shape)
+        scale = tf.constant(_LEVELS / (_LEVELS - threshold), inputs.dtype)
+        return inputs * tf.where(draws >= threshold, scale, tf.zeros([], inputs.dtype))
