@@ -251,7 +251,8 @@ def float32_saved_model(saved_model_dir, output_dir):
 
 def _to_float32(message):
     """Makes every bfloat16 in a protobuf message float32, in place: DataType fields (a node's T, a Cast's DstT,
-    a function's argument types, a TensorSpec's dtype) and bfloat16 TensorProtos (constants). Returns whether anything changed."""
+    a function's argument types, a TensorSpec's dtype) and bfloat16 TensorProtos (constants). Returns whether
+    anything changed."""
     if message.DESCRIPTOR.full_name == "tensorflow.TensorProto" and message.dtype == tf.bfloat16.as_datatype_enum:
         message.CopyFrom(tf.make_tensor_proto(tf.make_ndarray(message).astype(np.float32)))
         return True

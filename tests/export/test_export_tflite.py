@@ -187,7 +187,8 @@ def test_a_users_files_at_the_output_path_are_refused_before_the_conversion_and_
                                   "are; move them, or choose a new directory")
     assert os.listdir(taken) == ["notes.txt"] and (taken / "notes.txt").read_text() == "the user's"
     (tmp_path / "model.tflite").write_text("a file of the user's")
-    with pytest.raises(OutputError, match=r"model\.tflite is a file; expected a directory \(the file is left as it is\)$"):
+    with pytest.raises(OutputError, match=r"model\.tflite is a file; expected a directory \(the file is left as it "
+                                          r"is\)$"):
         export_tflite(source, str(tmp_path / "model.tflite"))
     assert (tmp_path / "model.tflite").read_text() == "a file of the user's"
     assert sorted(os.listdir(tmp_path)) == ["export", "model.tflite", "taken"]  # no temporary left either
