@@ -107,13 +107,18 @@ def keras_hub_dataset(dataset):
     return dataset.map(lambda x, y: ({names[k]: v for k, v in x.items()}, y))
 
 
+def compile_for_training(model, jit_compile=False, steps_per_execution=1):
+    """Compiles `model` with the AdamW of the timed step (weight decay, clipping: the optimizer's share of a step)."""
+    model.compile(optimizer=keras.optimizers.AdamW(1e-4, weight_decay=0.01, epsilon=1e-6, global_clipnorm=1.0),
+                  jit_compile=jit_compile, steps_per_execution=steps_per_execution)
+
+
 def time_training(model, dataset, args):
     """(wall, process CPU) seconds per step over args.steps steps, after args.warmup_steps untimed ones.
 
     CPU time is printed too because on a shared machine wall time also measures the neighbours.
     """
-    model.compile(optimizer=keras.optimizers.AdamW(1e-4, weight_decay=0.01, epsilon=1e-6, global_clipnorm=1.0),
-                  jit_compile=args.jit_compile, steps_per_execution=args.steps_per_execution)
+    compile_for_training(model, args.jit_compile, args.steps_per_execution)
     model.fit(dataset, steps_per_epoch=args.warmup_steps, epochs=1, verbose=0, shuffle=False)
     start, cpu_start = time.perf_counter(), time.process_time()
     model.fit(dataset, steps_per_epoch=args.steps, epochs=1, verbose=0, shuffle=False)

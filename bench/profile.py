@@ -1,0 +1,152 @@
+"""Where the time goes: TensorFlow's profiler's framework op stats for inference and a pretraining step.
+
+    python -m bench.profile [--preset base] [--precision fp32|bf16] [--batch_size 32] [--seq_length 128]
+        [--mode inference|train|both] [--steps 2] [--warmup_steps 1] [--top 20]
+
+Prints the machine (CPU features, oneDNN, load) and the matmul peak of the precision measured here, as
+`bench.inference` and `bench.train_step` do, then for each mode a table of the op types TensorFlow ran, by self time
+summed over the profiled steps: total milliseconds, share of the busy time (the self time of every op, on every
+thread: on several cores it can exceed the wall time), count, count per step and microseconds per call; the op
+types past --top are summed in one row. oneDNN's kernels keep their names (`_MklNativeFusedMatMul`, `_MklSoftmax`),
+so the table shows what the runtime ran, after grappler's rewrites.
+
+- inference: `BertEncoder` forward in a tf.function, as `bench.inference` times it (`model_in_precision` for bf16);
+- train: a pretraining step (MLM + NSP, AdamW) on `bench.train_step`'s synthetic batch, through `Model.fit`, the
+  model built under the mixed_bfloat16 policy for bf16 (`--mixed_precision bf16`).
+
+Both run --warmup_steps unprofiled first (tracing, oneDNN's primitive caches). The profiler's trace goes to a
+temporary directory and is read with TensorFlow's own converter (the "framework_op_stats" tool of TensorBoard's
+profile plugin, which TensorFlow's wheel carries).
+"""
+
+import argparse
+import collections
+import json
+import os
+import tempfile
+import time
+
+import keras
+import tensorflow as tf
+from tensorflow.python.profiler.internal import _pywrap_profiler_plugin
+
+from bench import hardware, inference, train_step
+from official_bert import BertConfig, BertEncoder
+
+OpStat = collections.namedtuple("OpStat", "type self_us count")
+COLUMNS = ("op type", "total ms", "share", "count", "per step", "us/call")
+DTYPES = {"fp32": "float32", "bf16": "bfloat16"}
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--preset", default="base", choices=BertConfig.preset_names())
+    parser.add_argument("--precision", default="bf16", choices=sorted(DTYPES))
+    parser.add_argument("--batch_size", type=int, default=32)
+    parser.add_argument("--seq_length", type=int, default=128)
+    parser.add_argument("--max_predictions_per_seq", type=int, default=20, help="train: masked positions a sequence")
+    parser.add_argument("--mode", default="both", choices=["inference", "train", "both"])
+    parser.add_argument("--steps", type=int, default=2, help="profiled calls (inference) or training steps")
+    parser.add_argument("--warmup_steps", type=int, default=1, help="unprofiled ones first")
+    parser.add_argument("--top", type=int, default=20, help="op types shown; the rest are summed in one row")
+    args = parser.parse_args(argv)
+    for name in ("batch_size", "seq_length", "steps", "top"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} must be at least 1, got {getattr(args, name)}")
+    return args
+
+
+def op_stats(run):
+    """Calls run() under TensorFlow's profiler; returns the OpStats of every op type it ran, longest first.
+
+    self_us is the self time in microseconds summed over every op of that type (and every thread), count their
+    number; idle time is left out.
+    """
+    with tempfile.TemporaryDirectory() as logdir:
+        tf.profiler.experimental.start(logdir)
+        try:
+            run()
+        finally:
+            tf.profiler.experimental.stop()
+        paths = tf.io.gfile.glob(os.path.join(logdir, "plugins", "profile", "*", "*.xplane.pb"))
+        data, ok = _pywrap_profiler_plugin.xspace_to_tools_data(paths, "framework_op_stats", {})
+    if not ok or not paths:
+        raise RuntimeError(f"TensorFlow's profiler gave no framework op stats: {data[:200]!r}")
+    table = json.loads(data)[0]  # the first table counts idle time as a row; the second leaves it out
+    column = {c["id"]: i for i, c in enumerate(table["cols"])}
+    totals = collections.defaultdict(lambda: [0.0, 0])
+    for row in table["rows"]:
+        cells = [c["v"] for c in row["c"]]
+        if cells[column["type"]] != "IDLE":
+            totals[cells[column["type"]]][0] += cells[column["total_self_time"]]
+            totals[cells[column["type"]]][1] += int(cells[column["occurrences"]])
+    return sorted((OpStat(name, us, count) for name, (us, count) in totals.items()), key=lambda s: -s.self_us)
+
+
+def format_table(stats, steps, top=20):
+    """The table of `stats` (from op_stats over `steps` steps): the `top` longest op types, the rest in one row,
+    and the busy time; shares are of the busy time, so the rows' shares sum to 100 %."""
+    busy = sum(s.self_us for s in stats) or 1.0
+    rows = list(stats[:top])
+    if len(stats) > top:
+        rest = stats[top:]
+        rows.append(OpStat(f"({len(rest)} other op types)", sum(s.self_us for s in rest), sum(s.count for s in rest)))
+    lines = [f"{COLUMNS[0]:<34}{COLUMNS[1]:>11}{COLUMNS[2]:>8}{COLUMNS[3]:>8}{COLUMNS[4]:>10}{COLUMNS[5]:>11}"]
+    for s in rows:
+        lines.append(f"{s.type:<34}{s.self_us / 1000:11.1f}{s.self_us / busy:8.1%}{s.count:8d}{s.count / steps:10.1f}"
+                     f"{s.self_us / max(s.count, 1):11.1f}")
+    lines.append(f"{'busy time':<34}{busy / 1000:11.1f}{1:8.1%}{sum(s.count for s in stats):8d}")
+    return "\n".join(lines)
+
+
+def inference_run(config, precision, batch_size, seq_length):
+    """One forward pass of a BertEncoder of `config` with random weights in `precision`, as bench.inference."""
+    return inference.official_bert_call(BertEncoder(config), precision, inference.token_ids(config, batch_size,
+                                                                                          seq_length))
+
+
+def train_run(config, precision, args):
+    """run(steps): that many pretraining steps of bench.train_step's model and batch, `precision` its policy."""
+    policy = keras.mixed_precision.global_policy()
+    keras.mixed_precision.set_global_policy("mixed_bfloat16" if precision == "bf16" else "float32")
+    try:
+        model = train_step.official_bert_model(config)
+    finally:
+        keras.mixed_precision.set_global_policy(policy)
+    train_step.compile_for_training(model)
+    dataset = train_step.synthetic_dataset(config, args)
+    return lambda steps: model.fit(dataset, steps_per_epoch=steps, epochs=1, verbose=0, shuffle=False)
+
+
+def profile(mode, config, args):
+    """The heading and table of `mode` ("inference" or "train") for `config` and args' precision and shapes."""
+    if mode == "inference":
+        call = inference_run(config, args.precision, args.batch_size, args.seq_length)
+        run = lambda steps: [call() for _ in range(steps)]  # noqa: E731
+    else:
+        run = train_run(config, args.precision, args)
+    if args.warmup_steps:
+        run(args.warmup_steps)
+    start = time.perf_counter()
+    stats = op_stats(lambda: run(args.steps))
+    seconds = (time.perf_counter() - start) / args.steps
+    what = "forward pass (encoder)" if mode == "inference" else "pretraining step (MLM + NSP, AdamW)"
+    heading = (f"{mode}, {args.precision}: {what}, batch {args.batch_size}, seq {args.seq_length}, "
+               f"{args.steps} profiled steps, {seconds * 1000:.0f} ms per step wall under the profiler")
+    return heading + "\n" + format_table(stats, args.steps, args.top)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    config = BertConfig.from_preset(args.preset)
+    print(hardware.machine_line(), flush=True)
+    print(f"matmul peak ({args.precision}, 2048³): {hardware.matmul_peak(DTYPES[args.precision]):.0f} GFLOP/s",
+          flush=True)
+    print(f"preset {args.preset} (L={config.num_hidden_layers} H={config.hidden_size})", flush=True)
+    keras.utils.set_random_seed(0)
+    for mode in (["inference", "train"] if args.mode == "both" else [args.mode]):
+        print("\n" + profile(mode, config, args), flush=True)
+
+
+if __name__ == "__main__":
+    main()
