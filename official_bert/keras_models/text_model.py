@@ -223,9 +223,11 @@ def texts_tensor(x):
     if isinstance(x, (str, bytes)):
         raise validation.ValidationError(f"expected a list of texts, got one text {x[:40]!r}: pass [text]")
     rows = list(x) if isinstance(x, (list, tuple)) else np.asarray(x, dtype=object)
-    if isinstance(rows, np.ndarray) and rows.ndim == 2 and rows.shape[1] == 2 or isinstance(rows, list) and rows \
-            and all(isinstance(row, (list, tuple, np.ndarray)) and len(row) == 2 for row in rows):
-        # [N, 2]: a pair per row.
+    pairs = rows.ndim == 2 and rows.shape[1] == 2 if isinstance(rows, np.ndarray) else bool(rows) and all(
+        isinstance(row, (list, tuple, np.ndarray)) and len(row) == 2 for row in rows)
+    if pairs:  # [N, 2]: a pair per row
+        if not len(rows):
+            raise validation.ValidationError("expected texts, got none")
         texts_a = [validation.text(row[0], f"texts[{i}][0]") for i, row in enumerate(rows)]
         texts_b = [validation.text(row[1], f"texts[{i}][1]") for i, row in enumerate(rows)]
         return _string_tensor(texts_a), _string_tensor(texts_b)

@@ -76,6 +76,7 @@ def test_counts_that_disagree_are_refused_before_any_graph_runs(models):
     refused(lambda: single.predict((TEXTS, TEXTS[:3]), verbose=0), "a pair of unequal lengths: 4 texts_a, 3 texts_b")
     refused(lambda: single.predict([], verbose=0), "expected texts, got none")
     refused(lambda: single.predict((TEXTS, []), verbose=0), "expected texts, got none")
+    refused(lambda: single.predict(np.empty((0, 2), object), verbose=0), "expected texts, got none")
     refused(lambda: single.predict("one text", verbose=0), "expected a list of texts, got one text 'one text': pass "
                                                            "[text]")
 
