@@ -1,4 +1,4 @@
-"""Where the time goes: TensorFlow's profiler's framework op stats for inference and a pretraining step.
+"""Where the time goes: TensorFlow's profiler's op stats for inference and a pretraining step.
 
     python -m bench.profile [--preset base] [--precision fp32|bf16] [--batch_size 32] [--seq_length 128]
         [--mode inference|train|both] [--steps 2] [--warmup_steps 1] [--top 20]
@@ -15,20 +15,22 @@ so the table shows what the runtime ran, after grappler's rewrites.
   model built under the mixed_bfloat16 policy for bf16 (`--mixed_precision bf16`).
 
 Both run --warmup_steps unprofiled first (tracing, oneDNN's primitive caches). The profiler's trace goes to a
-temporary directory and is read with TensorFlow's own converter (the "framework_op_stats" tool of TensorBoard's
-profile plugin, which TensorFlow's wheel carries).
+temporary directory; the table is summed from its events (the XSpace protobuf `tf.profiler.experimental` writes,
+one event per op run, named "node:op type"). TensorBoard's "framework_op_stats" converter, which TensorFlow's wheel
+carries, gives about the same times from it but other counts (for a BERT-mini step, 23 dropout draws where the
+trace holds the 13 that ran).
 """
 
 import argparse
 import collections
-import json
 import os
+import re
 import tempfile
 import time
 
 import keras
 import tensorflow as tf
-from tensorflow.python.profiler.internal import _pywrap_profiler_plugin
+from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
 from bench import hardware, inference, train_step
 from official_bert import BertConfig, BertEncoder
@@ -36,6 +38,9 @@ from official_bert import BertConfig, BertEncoder
 OpStat = collections.namedtuple("OpStat", "type self_us count")
 COLUMNS = ("op type", "total ms", "share", "count", "per step", "us/call")
 DTYPES = {"fp32": "float32", "bf16": "bfloat16"}
+# TensorFlow node names have no ":" (https://www.tensorflow.org/api_docs/python/tf/Operation#name), op types are
+# identifiers.
+_OP_EVENT = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\-/>]*:([A-Za-z_][A-Za-z0-9_]*)$")
 
 
 def parse_args(argv=None):
@@ -59,8 +64,8 @@ def parse_args(argv=None):
 def op_stats(run):
     """Calls run() under TensorFlow's profiler; returns the OpStats of every op type it ran, longest first.
 
-    self_us is the self time in microseconds summed over every op of that type (and every thread), count their
-    number; idle time is left out.
+    self_us is the time in microseconds of every op of that type (on every thread), less that of the ops run within
+    it on its thread (a While's body, say), count their number; idle time is left out.
     """
     with tempfile.TemporaryDirectory() as logdir:
         tf.profiler.experimental.start(logdir)
@@ -69,17 +74,24 @@ def op_stats(run):
         finally:
             tf.profiler.experimental.stop()
         paths = tf.io.gfile.glob(os.path.join(logdir, "plugins", "profile", "*", "*.xplane.pb"))
-        data, ok = _pywrap_profiler_plugin.xspace_to_tools_data(paths, "framework_op_stats", {})
-    if not ok or not paths:
-        raise RuntimeError(f"TensorFlow's profiler gave no framework op stats: {data[:200]!r}")
-    table = json.loads(data)[0]  # the first table counts idle time as a row; the second leaves it out
-    column = {c["id"]: i for i, c in enumerate(table["cols"])}
+        if not paths:
+            raise RuntimeError(f"TensorFlow's profiler wrote no trace in {logdir}")
+        space = xplane_pb2.XSpace.FromString(tf.io.gfile.GFile(paths[0], "rb").read())
     totals = collections.defaultdict(lambda: [0.0, 0])
-    for row in table["rows"]:
-        cells = [c["v"] for c in row["c"]]
-        if cells[column["type"]] != "IDLE":
-            totals[cells[column["type"]]][0] += cells[column["total_self_time"]]
-            totals[cells[column["type"]]][1] += int(cells[column["occurrences"]])
+    for plane in space.planes:
+        for line in plane.lines:
+            # An op's event is named "node name:op type"; events of the runtime ("ExecutorState::Process") are not.
+            ops = [(event.offset_ps, event.duration_ps, match.group(1)) for event in line.events
+                   for match in [_OP_EVENT.match(plane.event_metadata[event.metadata_id].name)] if match]
+            enclosing = []  # (end, op type) of the ops the current one runs within
+            for start, duration, op_type in sorted(ops, key=lambda op: (op[0], -op[1])):
+                while enclosing and enclosing[-1][0] <= start:
+                    enclosing.pop()
+                if enclosing:
+                    totals[enclosing[-1][1]][0] -= duration / 1e6
+                totals[op_type][0] += duration / 1e6
+                totals[op_type][1] += 1
+                enclosing.append((start + duration, op_type))
     return sorted((OpStat(name, us, count) for name, (us, count) in totals.items()), key=lambda s: -s.self_us)
 
 

@@ -36,6 +36,7 @@ def check_totals(table, busy):
     assert sum(total for total, *_ in table.values()) == pytest.approx(busy[0], abs=0.05 * len(table) + 0.01)
     assert sum(count for _, _, count, *_ in table.values()) == busy[1]
     for total, _, count, per_step, per_call in table.values():
+        assert total >= 0 and count >= 1
         assert per_step == count  # one step
         assert abs(per_call * count / 1000 - total) <= 0.05 + 0.0001 * count
 
