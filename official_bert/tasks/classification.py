@@ -61,24 +61,29 @@ class ClassificationTask(FineTuningTask):
         self.freeze_encoder = freeze_encoder
         self.doc_stride = doc_stride
         self.window_pooling = window_pooling
-        self.train_file, self.dev_files, self.test_files = None, {}, {}
+        self.train_file, self.dev_files, self.test_files, self.extra_files = None, {}, {}, {}
 
     def check(self, settings):
         check_window_pooling(self.window_pooling)
 
-    def load(self, settings, tokenizer):
+    def load(self, settings, tokenizer, extra=None):
+        """As `FineTuningTask.load`; `extra`, for a task built on this one (distillation's unlabelled text), is
+        (a DataProcessor that reads this task's splits and more, {more split: pad_to_multiple_of}): those splits
+        are read and checked with the others before any is written, their FeatureFiles kept in `extra_files`."""
         # Every split needed, converted once and cached (see classification/cache.py), all of them read and checked
         # before any is written; evaluation and prediction sets are padded to whole batches.
+        processor, more = extra or (self.processor, {})
         dev = self.processor.dev_splits if settings.do_eval else ()
         test = self.processor.test_splits if settings.do_predict else ()
         splits = {**({"train": 1} if settings.do_train else {}), **dict.fromkeys(dev, settings.eval_batch_size),
-                  **dict.fromkeys(test, settings.predict_batch_size)}
-        files = load_or_create_splits(self.processor, splits, tokenizer.python_tokenizer(), settings.max_seq_length,
+                  **dict.fromkeys(test, settings.predict_batch_size), **more}
+        files = load_or_create_splits(processor, splits, tokenizer.python_tokenizer(), settings.max_seq_length,
                                       settings.cache_dir, tokenizer_file=tokenizer.file,
                                       do_lower_case=tokenizer.do_lower_case, doc_stride=self.doc_stride)
         self.train_file = files.get("train")
         self.dev_files = {split: files[split] for split in dev}
         self.test_files = {split: files[split] for split in test}
+        self.extra_files = {split: files[split] for split in more}
 
     def build_model(self, encoder):
         layers = min(4, encoder.config.num_hidden_layers) if self.freeze_encoder else None

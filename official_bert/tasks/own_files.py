@@ -75,7 +75,7 @@ class OwnFilesTask(ClassificationTask):
         self.freeze_encoder, self.doc_stride, self.window_pooling = freeze_encoder, doc_stride, window_pooling
         self.processor, self.weights, self.thresholds = None, None, None
         self.name, self.metric = "own", None
-        self.train_file, self.dev_files, self.test_files = None, {}, {}
+        self.train_file, self.dev_files, self.test_files, self.extra_files = None, {}, {}, {}
         if threshold is not None and not 0.0 < threshold < 1.0:
             raise ClassificationDataError(f"--threshold={threshold}: expected a probability between 0 and 1")
 
@@ -107,8 +107,8 @@ class OwnFilesTask(ClassificationTask):
         if self.weights is not None:
             logging.info("class weights: %s", self.weights)
 
-    def load(self, settings, tokenizer):
-        super().load(settings, tokenizer)
+    def load(self, settings, tokenizer, extra=None):
+        super().load(settings, tokenizer, extra)
         write_label_file(settings.output_dir, self.processor)
 
     def loss(self):

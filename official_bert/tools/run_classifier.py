@@ -116,8 +116,8 @@ flags.DEFINE_string("class_weights", None, "balanced: weigh class c's loss by n 
                     "weight per label, comma-separated, in label order (multi-label: the positives' weights).")
 
 
-def _task():
-    """The task the flags name: your own files, or a --task_name's."""
+def task_from_flags():
+    """The task the flags name: your own files, or a --task_name's (run_distillation.py's too)."""
     files = {split: FLAGS[f"{split}_file"].value for split in ("train", "dev", "test")}
     if any(files.values()):
         if FLAGS.task_name or FLAGS.data_dir:
@@ -146,7 +146,7 @@ def _task():
 
 
 def main():
-    run_task(_task(), finetuning_settings_from_flags(sweep_from_flags()), watch=cli.watch)
+    run_task(task_from_flags(), finetuning_settings_from_flags(sweep_from_flags()), watch=cli.watch)
 
 
 def run():
