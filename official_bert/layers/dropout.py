@@ -23,13 +23,14 @@ def drop_threshold(rate):
 class Dropout(keras.layers.Dropout):
     """`keras.layers.Dropout` drawing 16 random bits per element instead of a float32 uniform.
 
-    Each element gets 16 bits of a uint32 `tf.random.stateless_uniform` draw (one draw for two elements, half the
-    random numbers of Keras's float32 uniform per element, and no float tensor of them); it is dropped when its
+    Each element gets 16 bits of a uint32 `tf.random.stateless_uniform` draw (one draw for two elements where
+    Keras's Dropout draws a float uniform for each, and no float tensor of them); it is dropped when its
     16-bit value is below k = round(rate · 65536), so the keep probability is exactly 1 - k / 65536 (for rate 0.1:
     k = 6554, rate 0.100006). Kept elements are multiplied by 1 / (1 - k / 65536) as the compute dtype rounds it
     (in float32 the exact ratio to float32's precision; in bfloat16 1 / 0.899994 is 1.109375, as Keras's Dropout
     rounds its scale), in one multiply by a mask of the compute dtype, which is also all the backward pass needs.
-    A rate below 1 / 131072 rounds to k = 0: the layer then passes its input through.
+    A rate of at most 1 / 131072 gives k = 0 (`round` takes halves to even): the layer then passes its input
+    through; one of at least 1 - 1 / 131072 gives k = 65536 and zeros.
 
     The masks come from `seed_generator` as Keras's do (a state advanced by every draw and seeded from the
     `seed` argument, or from `keras.utils.set_random_seed`'s global seed), so a `TransformerBlock` under `remat`
