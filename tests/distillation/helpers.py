@@ -39,7 +39,7 @@ def own_task(files, kind):
     return OwnFilesTask(files, Columns(), regression=kind == "regression", multi_label=kind == "multi")
 
 
-def train_teacher(tmp_path, kind, layers=2, epochs=6, name="teacher", files=None, seed=7):
+def train_teacher(tmp_path, kind, layers=2, epochs=6, name="teacher", files=None, seed=7, learning_rate=2e-3):
     """A run_classifier output directory: a tiny model fine-tuned on `kind`'s data; returns (its path, the data
     files, the vocabulary)."""
     files = files or write_data(str(tmp_path / f"data-{kind}"), kind)
@@ -49,7 +49,7 @@ def train_teacher(tmp_path, kind, layers=2, epochs=6, name="teacher", files=None
     output_dir = str(tmp_path / name)
     run_task(own_task(files, kind), FineTuningSettings(
         output_dir, config, vocab, max_seq_length=SEQ_LENGTH, do_train=True, do_eval=True, train_batch_size=4,
-        eval_batch_size=4, learning_rate=2e-3, num_train_epochs=epochs, mixed_precision="fp32", seed=seed,
+        eval_batch_size=4, learning_rate=learning_rate, num_train_epochs=epochs, mixed_precision="fp32", seed=seed,
         iterations_per_loop=4, log_steps=100))
     return output_dir, files, vocab
 
@@ -60,3 +60,30 @@ def student_settings(output_dir, **overrides):
                   log_steps=100)
     values.update(overrides)
     return FineTuningSettings(str(output_dir), None, **values)
+
+
+LABELS = {"single": ["0", "1"], "multi": ["cinema", "neg", "pos"], "regression": None}
+
+
+def make_teacher(directory, kind, layers=2, scale=4.0, seed=5, vocab=None):
+    """A teacher without training: a tiny classifier whose head is scaled up so that its outputs are far from the
+    untrained student's, saved with its config, vocabulary and labels.json as run_classifier leaves them; returns
+    the directory."""
+    import keras
+    import numpy as np
+
+    from official_bert import BertClassifier, BertEncoder, save_checkpoint
+
+    if vocab is None:
+        vocab, _ = write_model_files(os.path.join(os.path.dirname(str(directory)), "model"))
+    keras.utils.set_random_seed(seed)
+    labels = LABELS[kind]
+    model = BertClassifier(BertEncoder(tiny_config(num_hidden_layers=layers)), len(labels or [0]))
+    model.get_layer("classifier").kernel.assign(np.random.RandomState(seed).normal(
+        0, scale, model.get_layer("classifier").kernel.shape).astype("float32"))
+    save_checkpoint(model, str(directory), vocab_file=vocab)
+    kind_name = {"single": "single_label", "multi": "multi_label", "regression": "regression"}[kind]
+    with open(os.path.join(str(directory), "labels.json"), "w") as f:
+        json.dump({"kind": kind_name, "labels": labels, "label_separator": None,
+                   "columns": {"text_a": "text", "text_b": None, "label": "label", "id": None}}, f)
+    return str(directory)
