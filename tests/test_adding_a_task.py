@@ -1,5 +1,5 @@
-"""README's "Adding a task": its two files, as printed, make a working tool — trained, resumed, evaluated and exported
-by `run_task` with nothing else added."""
+"""The "Adding a task" guide (docs/guides/adding-a-task.md): its two files, as printed, make a working tool —
+trained, resumed, evaluated and exported by `run_task` with nothing else added."""
 
 import os
 import re
@@ -19,11 +19,10 @@ PAIRS = [("the good film", "a good film", 4.5), ("the bad plot", "a fine film", 
 
 
 def readme_files():
-    """README's "Adding a task" code blocks: {the path in its first line: the code}."""
-    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as f:
+    """The "Adding a task" guide's code blocks (docs/guides/adding-a-task.md): {the path in its first line: the code}."""
+    with open(os.path.join(REPO, "docs", "guides", "adding-a-task.md"), encoding="utf-8") as f:
         text = f.read()
-    section = text[text.index("## Adding a task"):text.index("## Layout")]
-    blocks = re.findall(r"```python\n# (\S+)\n(.*?)```", section, re.S)
+    blocks = re.findall(r"```python\n# (\S+)\n(.*?)```", text, re.S)
     return dict(blocks)
 
 

@@ -1,5 +1,6 @@
-"""The README's (and the demo script's) commands use flags their tools define, and its REST request body is what
-the exported serving_default takes."""
+"""The commands of README, of every page of docs/ and of the demo script use flags their tools define; together the
+pages show every command-line tool; the serving guide's REST request body is what the exported serving_default takes;
+README stays short and its links lead to pages that exist."""
 
 import json
 import os
@@ -10,8 +11,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-README = os.path.join(REPO, "README.md")
+from tests.docs.pages import README, REPO, all_pages, docs_pages, page_id
+
+SERVING_GUIDE = os.path.join(REPO, "docs", "guides", "serving.md")
 DEMO = os.path.join(REPO, "demo", "run.sh")
 SHARED_FLAGS = os.path.join(REPO, "official_bert", "tools", "flags.py")
 # absl's own flags, which every absl tool accepts.
@@ -76,20 +78,46 @@ def _flags_used(arguments):
     return [re.match(r"--([\w-]+)", w).group(1) for w in words if re.match(r"--[\w-]+", w)]
 
 
-@pytest.mark.parametrize("path", [README, DEMO], ids=["README.md", "demo/run.sh"])
+@pytest.mark.parametrize("path", all_pages() + [DEMO], ids=page_id)
 def test_every_command_uses_flags_its_tool_defines(path):
     commands = _commands(path)
-    assert len(commands) >= 8
-    tools = set()
+    if path in (README, DEMO):
+        assert len(commands) >= (8 if path == DEMO else 1)
     for tool, arguments in commands:
         assert os.path.isfile(os.path.join(REPO, tool)), f"{path}: no such tool {tool}"
-        tools.add(tool)
         unknown = set(_flags_used(arguments)) - _defined_flags(tool)
         assert not unknown, f"{path}: {tool} has no flag(s) {sorted(unknown)}"
-    if path == README:  # one section per command-line tool
-        assert {"run_pretraining.py", "run_classifier.py", "run_squad.py", "fill_mask.py", "convert_checkpoint.py",
-                "query_saved_model.py", "data_prep/build_vocab.py", "data_prep/create_pretraining_data.py",
-                "official_bert/squad_evaluate.py"} <= tools
+
+
+def test_the_docs_show_every_command_line_tool():
+    tools = {tool for page in docs_pages() for tool, _ in _commands(page)}
+    assert {"run_pretraining.py", "run_classifier.py", "run_squad.py", "run_ner.py", "extract_features.py",
+            "fill_mask.py", "convert_checkpoint.py", "query_saved_model.py", "predict.py", "export_tflite.py",
+            "data_prep/build_vocab.py", "data_prep/create_pretraining_data.py", "data_prep/extend_vocab.py",
+            "official_bert/squad_evaluate.py", "bench/train_step.py"} <= tools
+    if os.path.isfile(os.path.join(REPO, "run_distillation.py")):
+        assert "run_distillation.py" in tools
+
+
+def test_the_flag_check_reads_commands_in_fenced_and_indented_blocks(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("```bash\npython run_classifier.py --task_name=mrpc \\\n    --no_such_flag=1\n```\n\n"
+                    "    python -m bench.train_step --preset mini\n", encoding="utf-8")
+    commands = _commands(str(page))
+    assert [tool for tool, _ in commands] == ["run_classifier.py", "bench/train_step.py"]
+    assert set(_flags_used(commands[0][1])) - _defined_flags("run_classifier.py") == {"no_such_flag"}
+    assert not set(_flags_used(commands[1][1])) - _defined_flags("bench/train_step.py")
+
+
+def test_readme_is_short_and_its_links_lead_to_pages_that_exist():
+    with open(README, encoding="utf-8") as f:
+        text = f.read()
+    assert len(text.splitlines()) <= 200
+    links = re.findall(r"\]\((?!https?://|#)([^)#\s]+)(?:#[^)]*)?\)", text)
+    docs_links = [link for link in links if link.startswith("docs/")]
+    assert len(docs_links) >= 10, "README links into the docs: a guide per job, the API, the benchmarks"
+    for link in links:
+        assert os.path.exists(os.path.join(REPO, link)), f"README links to {link}, which does not exist"
 
 
 @pytest.mark.slow
@@ -98,7 +126,7 @@ def test_the_rest_request_body_is_what_serving_default_takes(tmp_path):
     from official_bert.export import export_classifier
     from official_bert.text.tokenizer_spec import TokenizerSpec
 
-    with open(README, encoding="utf-8") as f:
+    with open(SERVING_GUIDE, encoding="utf-8") as f:
         body = json.loads(re.search(r"```json\n(.*?)```", f.read(), re.S).group(1))
     vocab = tmp_path / "vocab.txt"
     vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "the", "union", "is", "strong", "."]) + "\n")

@@ -1,0 +1,134 @@
+"""The documentation site builds with no warning, from the source alone (no TensorFlow imported), and its
+benchmark plots are the plots script's output from the figures file, each figure with its machine, date, command and
+peer."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tests.docs.pages import DOCS, REPO, all_pages, docs_pages, page_id
+
+FIGURES = os.path.join(DOCS, "benchmarks", "figures.json")
+
+
+def _build(site_dir):
+    """`mkdocs build --strict` into site_dir, in a fresh process: (return code, output, whether TensorFlow got
+    imported)."""
+    script = textwrap.dedent(f"""
+        import sys
+        from mkdocs.__main__ import cli
+        try:
+            cli(["build", "--strict", "--config-file", {os.path.join(REPO, "mkdocs.yml")!r},
+                 "--site-dir", {str(site_dir)!r}])
+        except SystemExit as stop:
+            code = stop.code or 0
+        print("TENSORFLOW IMPORTED" if "tensorflow" in sys.modules else "no tensorflow")
+        sys.exit(code)
+    """)
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=300)
+    return done.returncode, done.stdout + done.stderr, "TENSORFLOW IMPORTED" in done.stdout
+
+
+def test_the_site_builds_strictly_with_no_warning_and_without_tensorflow(tmp_path):
+    code, output, imported_tensorflow = _build(tmp_path / "site")
+    assert code == 0, output
+    assert "WARNING" not in output, output
+    assert not imported_tensorflow, "building the API pages imported TensorFlow: griffe must read the source statically"
+    # Every page became HTML, the API pages with their objects' docstrings, signatures and doctests rendered as code.
+    for page in docs_pages():
+        name = os.path.relpath(page, DOCS)[:-3]
+        html = tmp_path / "site" / ("index.html" if name == "index" else
+                                    (name[:-len("index")] if name.endswith("index") else name + "/") + "index.html")
+        assert html.is_file(), f"{page_id(page)} was not built"
+    api = (tmp_path / "site" / "api" / "keras_models" / "TextClassifier" / "index.html").read_text(encoding="utf-8")
+    assert "from_checkpoint" in api and "label_list" in api
+    assert 'class="doc doc-heading"' in api
+    assert "&gt;&gt;&gt;" in api and "<blockquote>" not in api  # the Example: doctests as a code block
+    assert (tmp_path / "site" / "benchmarks" / "train_step.png").is_file()
+
+
+def test_a_broken_link_fails_the_build(tmp_path):
+    # The same configuration over a copy of docs/ with one link to a page that does not exist.
+    import shutil
+
+    shutil.copytree(DOCS, tmp_path / "docs")
+    with open(tmp_path / "docs" / "guides" / "glue.md", "a", encoding="utf-8") as f:
+        f.write("\nSee [the missing page](no-such-page.md).\n")
+    with open(os.path.join(REPO, "mkdocs.yml"), encoding="utf-8") as f:
+        config = f.read()
+    config = config.replace("paths: [.]", f"paths: [{REPO!r}]").replace(
+        "- docs/griffe_examples.py", f"- {os.path.join(DOCS, 'griffe_examples.py')}")
+    (tmp_path / "mkdocs.yml").write_text(config, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
+                          cwd=tmp_path, env=dict(os.environ, NO_MKDOCS_2_WARNING="1"), capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode != 0
+    assert "no-such-page.md" in done.stderr
+
+
+def test_every_page_is_in_the_navigation():
+    with open(os.path.join(REPO, "mkdocs.yml"), encoding="utf-8") as f:
+        listed = set(re.findall(r"(\S+\.md)\s*$", f.read(), re.M))
+    assert {os.path.relpath(p, DOCS) for p in docs_pages()} == listed
+
+
+def test_the_plots_are_the_scripts_output_from_the_figures(tmp_path):
+    sys.path.insert(0, os.path.join(DOCS, "benchmarks"))
+    try:
+        import plots
+    finally:
+        sys.path.pop(0)
+    written = plots.make_plots(FIGURES, str(tmp_path))
+    with open(FIGURES, encoding="utf-8") as f:
+        ids = [figure["id"] for figure in json.load(f)["figures"]]
+    assert sorted(os.path.basename(p) for p in written) == sorted(f"{i}.png" for i in ids)
+    committed = sorted(n for n in os.listdir(os.path.join(DOCS, "benchmarks")) if n.endswith(".png"))
+    assert committed == sorted(os.path.basename(p) for p in written)
+    for path in written:
+        with open(path, "rb") as new, open(os.path.join(DOCS, "benchmarks", os.path.basename(path)), "rb") as old:
+            assert new.read() == old.read(), f"{os.path.basename(path)} is not plots.py's output: run make docs"
+
+
+def _shown(value, text):
+    """Whether a figure's value is written on its page, in any of the forms the tables use (1486 as 1,486, 24100 ms
+    as 24.1 s, 1.00 as 1.00M)."""
+    if isinstance(value, str) or value is None:
+        return True
+    forms = {f"{value:,}", f"{value:g}", f"{value:,.1f}", f"{value:.2f}", f"{value / 1000:g}"}
+    return any(re.search(r"(?<![\d.])" + re.escape(form) + r"(?![\d])", text) for form in forms)
+
+
+def test_every_figure_names_its_machine_date_command_and_peer_and_is_on_its_page():
+    with open(FIGURES, encoding="utf-8") as f:
+        figures = json.load(f)["figures"]
+    assert len(figures) >= 5
+    for figure in figures:
+        for key in ("machine", "command", "peer", "title", "unit"):
+            assert figure.get(key), f"{figure['id']}: no {key}"
+        assert re.fullmatch(r"\d{4}-\d\d-\d\d", figure["date"]), figure["id"]
+        assert re.search(r"\bbench\.\w+|make \w+", figure["command"]), figure["id"]
+        with open(os.path.join(DOCS, figure["page"]), encoding="utf-8") as f:
+            page = f.read()
+        assert f"{figure['id']}.png" in page or figure["page"] != "benchmarks/index.md", figure["id"]
+        for row in figure["rows"]:
+            for value in row:
+                assert _shown(value, page), f"{figure['id']}: {value} is not on {figure['page']}"
+
+
+# How the software was made is not what it does.
+MAKING_OF = ["this round", "lent to this project", "other engineers", "this project's machine",
+             "this project's 2-core", "this project's task"]
+
+
+@pytest.mark.parametrize("path", all_pages(), ids=page_id)
+def test_no_page_speaks_of_how_the_software_was_made(path):
+    with open(path, encoding="utf-8") as f:
+        text = f.read().lower()
+    assert not [phrase for phrase in MAKING_OF if phrase in text]
