@@ -25,7 +25,7 @@ from official_bert.distillation.errors import DistillationError
 from official_bert.distillation.losses import DEFAULT_ALPHA, DEFAULT_TEMPERATURE, DistillationLoss, pack_targets
 from official_bert.finetuning.stream import TrainingRecords
 from official_bert.finetuning.task import FineTuningTask
-from official_bert.io.table_files import TableFileError, read_columns, read_rows, table_format
+from official_bert.io.table_files import TEXT_COLUMN, TableFileError, read_columns, read_rows, table_format
 from official_bert.tasks.classification import has_text_b
 from official_bert.tasks.own_files import OwnFilesTask
 
@@ -50,6 +50,12 @@ class UnlabeledText:
     path: str
     columns: Columns = Columns()
     input_format: str = None
+
+    def text_columns(self):
+        """The columns of the text (and of the second text): a plain-text file's one, whatever the task's."""
+        if table_format(self.path, self.input_format) == "text":
+            return [TEXT_COLUMN]
+        return [name for name in (self.columns.text_a, self.columns.text_b) if name]
 
 
 class WithUnlabeled(DataProcessor):
@@ -92,10 +98,10 @@ class WithUnlabeled(DataProcessor):
                                                                "input_format": self.unlabeled.input_format}}
 
     def _read(self, split):
-        path, columns = self.unlabeled.path, self.unlabeled.columns
+        path = self.unlabeled.path
         if not tf.io.gfile.exists(path):
             raise DistillationError(f"--unlabeled_file={path}: file not found")
-        names = [name for name in (columns.text_a, columns.text_b) if name]
+        names = self.unlabeled.text_columns()
         examples = []
         for row_number, row in read_rows(path, self.unlabeled.input_format, names):
             where = f"{path}, row {row_number}"
@@ -219,11 +225,11 @@ class DistillationTask(FineTuningTask):
             raise DistillationError(f"--unlabeled_file={path}: file not found")
         pair = has_text_b(self.task.processor) if not isinstance(self.task, OwnFilesTask) else bool(
             self.task.columns.text_b)
-        if pair and not columns.text_b:
-            raise DistillationError(f"--unlabeled_file={path}: the task reads sentence pairs; give --text_b_column "
-                                    "(and --text_a_column) naming its columns")
+        if pair and (input_format == "text" or not columns.text_b):
+            raise DistillationError(f"--unlabeled_file={path}: the task reads sentence pairs; give a CSV, TSV or JSON "
+                                    "Lines file and --text_b_column (and --text_a_column) naming its columns")
         found = read_columns(path, input_format)
-        missing = [name for name in (columns.text_a, columns.text_b if pair else None) if name and name not in found]
+        missing = [name for name in self.unlabeled.text_columns() if name not in found]
         if missing:
             raise DistillationError(f"--unlabeled_file={path}: no column {missing[0]!r} (its columns: "
                                     f"{', '.join(found)}); name the text's with --text_a_column")
