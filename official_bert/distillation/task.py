@@ -128,7 +128,7 @@ class DistillationTask(FineTuningTask):
     >>> from official_bert.tasks import ClassificationTask
     >>> task = DistillationTask(ClassificationTask("mrpc", "glue/MRPC"), teacher=None)
     >>> task.name, task.metric, task.alpha, task.temperature
-    ('mrpc', 'eval_accuracy', 0.5, 2.0)
+    ('mrpc', 'eval_f1', 0.5, 2.0)
     """
 
     def __init__(self, task, teacher, alpha=DEFAULT_ALPHA, temperature=DEFAULT_TEMPERATURE, unlabeled=None,
