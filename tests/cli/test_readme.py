@@ -50,6 +50,9 @@ def _tool_source(tool):
 def _defined_flags(tool):
     """The flags a tool defines: absl DEFINE_*s (and those of the shared flag groups it calls) or argparse options."""
     source = _tool_source(tool)
+    # A tool that takes another tool's flags by importing it (run_distillation: run_classifier's task flags).
+    for other in re.findall(r"^from official_bert\.tools import (run_\w+)", source, re.M):
+        source += _tool_source(other + ".py")
     groups = re.findall(r"\b(define_\w+_flags)\(", source)
     if groups:
         with open(SHARED_FLAGS, encoding="utf-8") as f:
