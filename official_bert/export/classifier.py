@@ -47,15 +47,26 @@ def multi_label_outputs(label_list, thresholds):
     >>> outputs = multi_label_outputs(["bug", "ui", "login"], [0.5, 0.5, 0.2])(tf.constant([[2.0, -2.0, -1.0]]))
     >>> outputs["labels"].numpy().tolist(), outputs["predicted"].numpy().tolist()
     ([[b'bug', b'login']], [[True, False, True]])
+    >>> outputs = multi_label_outputs(["bug", "ui", "login"], [0.5, 0.5, 0.2])(tf.constant([[-2.0, 2.0, -2.0],
+    ...                                                                                 [2.0, 2.0, 2.0]]))
+    >>> outputs["labels"].numpy().tolist()  # each row padded with "" to the longest row's count
+    [[b'ui', b'', b''], [b'bug', b'ui', b'login']]
     """
-    labels, thresholds = tf.constant(list(label_list)), tf.constant(list(thresholds), tf.float32)
+    # "" after the labels: the name gathered for a slot past a row's last predicted label.
+    names, thresholds = tf.constant(list(label_list) + [""]), tf.constant(list(thresholds), tf.float32)
+    no_label = len(label_list)
 
     def outputs(logits):
         probabilities = tf.sigmoid(logits)
         predicted = probabilities >= thresholds
-        names = tf.ragged.boolean_mask(tf.broadcast_to(labels, tf.shape(predicted)), predicted)
+        # Each row's predicted label ids first, in id order (a sort on "not predicted" that keeps ties in order), the
+        # others as "", cut to the longest row's count: dense ops only, which LiteRT's builtins convert (a ragged
+        # boolean mask does not).
+        order = tf.argsort(tf.cast(tf.logical_not(predicted), tf.int32), axis=-1, stable=True)
+        ids = tf.where(tf.gather(predicted, order, batch_dims=1), order, no_label)
+        width = tf.reduce_max(tf.reduce_sum(tf.cast(predicted, tf.int32), axis=-1))
         return {"logits": logits, "probabilities": probabilities, "predicted": predicted,
-                "labels": names.to_tensor(default_value="")}
+                "labels": tf.gather(names, ids[:, :width])}
 
     return outputs
 

@@ -14,7 +14,7 @@ from ai_edge_litert import schema_py_generated as schema
 from ai_edge_litert.interpreter import Interpreter
 
 from official_bert import BertClassifier, BertEncoder
-from official_bert.export.classifier import classifier_outputs
+from official_bert.export.classifier import classifier_outputs, multi_label_outputs
 from official_bert.export.saved_model import ServingSpec, export_saved_model
 from official_bert.export.text import TextPacker
 from official_bert.export.precision import model_in_precision
@@ -43,10 +43,11 @@ def ops_of(path):
     return names
 
 
-def export_text_classifier(export_dir, model, vocab, labels):
+def export_text_classifier(export_dir, model, vocab, labels, postprocess=None):
     """`model` exported with one raw-text input, text_a, as run_classifier exports a single-sentence task."""
     tokenizer = TokenizerSpec(vocab).layer()
-    packer, postprocess = TextPacker(tokenizer, SEQ_LENGTH, pad_to_longest=True), classifier_outputs(labels)
+    packer = TextPacker(tokenizer, SEQ_LENGTH, pad_to_longest=True)
+    postprocess = postprocess or classifier_outputs(labels)
     spec = ServingSpec({"text_a": tf.TensorSpec([None], tf.string)},
                        lambda call_model, text_a: postprocess(call_model(packer.pack(text_a))), postprocess,
                        (SEQ_LENGTH,), (tokenizer,))
@@ -103,6 +104,26 @@ def test_dynamic_int8_is_under_30_percent_of_float32_with_the_same_labels(export
     assert 1e-4 < error < 0.05 * np.ptp(float_logits), error  # quantized (not the float file), yet close
     # The vocabulary travels with the models: an app tokenizes with it.
     assert os.path.basename(exported["lite"]["none"].assets[0]) == "vocab.txt"
+
+
+@pytest.mark.slow
+def test_a_multi_label_export_converts_with_its_label_names(exported, tmp_path):
+    # Its "labels" output (each row's predicted names, padded with "") was a ragged boolean mask, which LiteRT's
+    # builtins do not convert.
+    vocab = str(exported["work"] / "model" / "vocab.txt")
+    keras.utils.set_random_seed(4)
+    config = tiny_config(hidden_size=64, intermediate_size=256, vocab_size=4000)
+    model = spread(BertClassifier(BertEncoder(config), len(LABELS)), exported["inputs"])
+    export_text_classifier(str(tmp_path / "export"), model, vocab, LABELS,
+                           multi_label_outputs(LABELS, [0.5, 0.4, 0.6]))
+    lite = export_tflite(str(tmp_path / "export"), str(tmp_path / "lite"), "none", text_model=False)
+    served = tf.saved_model.load(str(tmp_path / "export" / "1")).signatures["serve_tensors"](
+        **{name: tf.constant(value) for name, value in exported["inputs"].items()})
+    answers = run_tflite(lite.model_path, exported["inputs"])
+    expected = [[LABELS[i] for i, on in enumerate(row) if on] for row in served["predicted"].numpy()]
+    assert len({len(row) for row in expected}) > 1  # rows of different counts: the padding is exercised
+    assert [[name.decode() for name in row if name] for row in answers["labels"]] == expected
+    np.testing.assert_allclose(answers["probabilities"], served["probabilities"].numpy(), rtol=0, atol=1e-4)
 
 
 def test_a_bad_quantization_and_an_unconvertible_signature_are_named(tmp_path):
