@@ -105,10 +105,10 @@ MODELS = {
 }
 # Registered objects that are not layers or models, covered by their own tests: the optimizers and the schedule
 # (test_optimization.py), the NER token accuracy (test_run_ner.py), the GELU functions (test_model.py), the own-data
-# losses (tests/classification/test_own_files.py); and MaskedLMHead, which shares the encoder's word embeddings and
-# so round-trips inside BertPretrainer (above).
+# losses (tests/classification/test_own_files.py), the distillation loss (tests/distillation/test_losses.py); and
+# MaskedLMHead, which shares the encoder's word embeddings and so round-trips inside BertPretrainer (above).
 NOT_LAYERS = {"AdamWeightDecay", "Lamb", "WarmupPolynomialDecay", "TokenAccuracy", "gelu_erf", "gelu_tanh",
-              "MaskedLMHead", "ClassWeightedCrossentropy", "MultiLabelCrossentropy"}
+              "MaskedLMHead", "ClassWeightedCrossentropy", "MultiLabelCrossentropy", "DistillationLoss"}
 
 
 def _outputs(obj, args):
