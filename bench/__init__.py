@@ -1,4 +1,4 @@
-"""Benchmarks, each run from the repository root as `python -m bench.NAME` (the README's "Benchmarks" lists them)."""
+"""Benchmarks, each run from the repository root as `python -m bench.NAME` (docs/benchmarks/index.md lists them)."""
 
 import os
 

@@ -1,5 +1,5 @@
 """Class weights on an imbalanced set: the minority class's recall with --class_weights=balanced against none, at
-the same steps and seeds (a quality figure for README's "Your own data", not a speed one).
+the same steps and seeds (a quality figure for docs/guides/own-data.md, not a speed one).
 
     python -m bench.class_weights [--seeds 1,2,3] [--epochs 3]
 

@@ -1,4 +1,4 @@
-"""README's "Adapting to your domain" at small scale, from a released checkpoint: all-MiniLM-L6-v2 (Hugging Face
+"""docs/guides/domain-vocabulary.md at small scale, from a released checkpoint: all-MiniLM-L6-v2 (Hugging Face
 format, 30,522-word uncased vocabulary) gets the words of another era's text (bert-extend-vocab), continues
 pretraining on that text, and is scored, on held-out text of the era, by its masked-LM accuracy at the positions
 that hold a new word, before and after the continued pretraining.
@@ -10,7 +10,7 @@ all-MiniLM-L6-v2 ships without its masked-LM head (a sentence-embedding model), 
 encoder with a head fitted first on general text: `run_pretraining.py --init_checkpoint` for --head_steps on the
 first 30 of the shipped State of the Union addresses (data/corpus, date-ordered: 1790s-1930s). The domain is the last
 30 (1930s-2021); held out are the later half of data/corpus/sotu_heldout.txt's addresses. Every step is the
-checkout's command-line tool, as README gives it; the commands are printed as they run, and those whose output
+checkout's command-line tool, as the guide gives it; the commands are printed as they run, and those whose output
 --work_dir holds already are skipped (pretraining resumes). For reference, the same positions are scored on the
 base model, which sees a new word as its old pieces (all of them masked: right only when every piece is), and at
 as many other, randomly chosen positions of the same sentences. Data, masking and initialization are seeded; on a

@@ -60,7 +60,7 @@ gpu)
     # The same experiment at a scale that decides more: BERT-Mini (4 x 256) as the main shape, BERT-Tiny and
     # BERT-Small (4 x 512) beside it, sequences of 128 tokens, 20,000 steps of 64. Ten maskings of the corpus
     # (about 60k sequences of 128 tokens), read about 20 times: past that the corpus, not the steps, limits it.
-    # Not yet run: no GPU was lent to this project when it was written (see README).
+    # Not yet run on a GPU (see docs/guides/replicate.md).
     VOCAB_SIZE=8000 SEQ_LENGTH=128 MAX_PREDICTIONS=20 DUPE_FACTOR=10
     PRETRAIN_STEPS=20000 PRETRAIN_BATCH=64 PRETRAIN_LR=1e-3
     FINETUNE_EPOCHS=1 FINETUNE_LR=1e-4 FEATURE_LR=3e-3

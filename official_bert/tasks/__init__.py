@@ -6,7 +6,7 @@
 - `squad.SquadTask`: SQuAD 1.1 and 2.0 (run_squad.py);
 - `ner.NerTask`: CoNLL named-entity recognition (run_ner.py).
 
-A new task is a new module here and a new tool in `official_bert/tools/` (README: "Adding a task").
+A new task is a new module here and a new tool in `official_bert/tools/` (docs/guides/adding-a-task.md).
 """
 
 from official_bert.tasks.classification import ClassificationTask
