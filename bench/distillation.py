@@ -54,12 +54,13 @@ def parse_args():
 def run(command, log):
     """Runs one of the project's tools; exits with its log's tail if it fails."""
     print("$", " ".join(command[1:]), flush=True)
-    with open(log, "w") as out:
-        done = subprocess.run(command, cwd=REPO, stdout=out, stderr=subprocess.STDOUT,
-                              env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES=""))
+    done = subprocess.run(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES=""))
+    with open(log, "w") as out:  # the bench's own work directory, on this machine
+        out.write(done.stdout)
     if done.returncode != 0:
-        sys.exit(f"failed ({log}):\n{open(log).read()[-3000:]}")
-    return open(log).read()
+        sys.exit(f"failed ({log}):\n{done.stdout[-3000:]}")
+    return done.stdout
 
 
 def head(source, target, lines):

@@ -12,6 +12,7 @@ from official_bert.classification.errors import ClassificationDataError
 from official_bert.classification.features import convert_example_windows, padding_features
 from official_bert.classification.records import serialize_features
 from official_bert.io import atomic_path, write_text
+from official_bert.io.paths import hash_file
 from official_bert.text.tokenizers import tokenizer_options
 
 # Bump when the conversion or the record format changes, so that old caches are not reused.
@@ -64,14 +65,10 @@ class FeatureFile:
 
 
 def _sha256(path):
-    digest = hashlib.sha256()
     try:
-        with tf.io.gfile.GFile(path, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                digest.update(chunk)
+        return hash_file(path)[0].hexdigest()
     except tf.errors.NotFoundError:
         raise ClassificationDataError(f"{path}: tokenizer file not found") from None
-    return digest.hexdigest()
 
 
 def _file_stats(paths):

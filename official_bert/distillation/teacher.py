@@ -26,6 +26,7 @@ from official_bert.errors import Error
 from official_bert.finetuning.best import best_checkpoint
 from official_bert.finetuning.predict import Predictor
 from official_bert.io import atomic_path
+from official_bert.io.paths import hash_file
 from official_bert.keras_models.text_model import head_size
 from official_bert.models import BertClassifier
 from official_bert.networks.bert_encoder import BertEncoder
@@ -158,7 +159,5 @@ def _digest(paths):
     digest = hashlib.sha256()
     for path in paths:
         digest.update(f"{os.path.basename(path)}\n".encode())
-        with tf.io.gfile.GFile(path, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                digest.update(chunk)
+        hash_file(path, digest)
     return digest.hexdigest()

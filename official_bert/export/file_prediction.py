@@ -50,6 +50,7 @@ from official_bert.export.tflite import saved_model_version
 from official_bert.io.atomic import atomic_path, write_text
 from official_bert.io.files import is_remote
 from official_bert.io.locks import output_file_lock
+from official_bert.io.paths import files_under, hash_file
 from official_bert.io.table_files import TableFileError, read_columns, read_rows, table_format
 
 OUTPUT_FORMATS = ("jsonl", "csv")
@@ -503,25 +504,12 @@ def _model_identity(path):
     """A hash of what the SavedModel at `path` computes: its saved_model.pb, its variables' index (which holds
     each weight's CRC32C), its assets (the vocabulary) in full, and its variables' data files by size."""
     digest = hashlib.sha256()
-    for directory, _, names in sorted(tf.io.gfile.walk(path)):
-        relative = directory.rstrip("/")[len(path.rstrip("/")):].strip("/")
-        for name in sorted(names):
-            file = os.path.join(relative, name)
-            if file.startswith("variables/variables.data"):
-                digest.update(f"{file} {tf.io.gfile.stat(os.path.join(path, file)).length}\n".encode())
-            elif file in ("saved_model.pb", "variables/variables.index") or file.startswith("assets/"):
-                digest.update(f"{file} {_file_hash(os.path.join(path, file))[0]}\n".encode())
+    for file in files_under(path):
+        if file.startswith("variables/variables.data"):
+            digest.update(f"{file} {tf.io.gfile.stat(os.path.join(path, file)).length}\n".encode())
+        elif file in ("saved_model.pb", "variables/variables.index") or file.startswith("assets/"):
+            digest.update(f"{file} {hash_file(os.path.join(path, file))[0].hexdigest()}\n".encode())
     return digest.hexdigest()
-
-
-def _file_hash(path):
-    """(sha256 of the file's bytes, its line count), reading it once."""
-    digest, lines = hashlib.sha256(), 0
-    with tf.io.gfile.GFile(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-            lines += chunk.count(b"\n")
-    return digest.hexdigest(), lines
 
 
 def _inputs_identity(files):
@@ -535,8 +523,8 @@ def _inputs_identity(files):
             parts.append([path, stat.length, stat.mtime_nsec])
             total = None
         else:
-            digest, lines = _file_hash(path)
-            parts.append([path, digest])
+            digest, lines = hash_file(path)
+            parts.append([path, digest.hexdigest()])
             total = None if total is None else total + lines
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest(), total
 

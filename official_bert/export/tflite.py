@@ -31,6 +31,7 @@ import tensorflow as tf
 from official_bert.errors import Error
 from official_bert.export.versions import versions
 from official_bert.io.atomic import atomic_directory, check_replaceable, copy_atomically
+from official_bert.io.paths import files_under
 
 QUANTIZATIONS = ("none", "dynamic_int8", "float16")
 MODEL_FILE = "model.tflite"
@@ -237,13 +238,12 @@ def float32_saved_model(saved_model_dir, output_dir):
                                         "convert: export the model with --export_precision=fp32 and convert that")
     if not _to_float32(saved_model):
         return None
-    for directory, _, files in tf.io.gfile.walk(saved_model_dir):
-        relative = directory.rstrip("/")[len(saved_model_dir.rstrip("/")):].strip("/")
-        os.makedirs(os.path.join(output_dir, relative), exist_ok=True)
-        for name in files:
-            # fingerprint.pb hashes the original graph: the twin's has no fingerprint rather than a wrong one.
-            if relative or name not in ("saved_model.pb", "fingerprint.pb"):
-                tf.io.gfile.copy(os.path.join(directory, name), os.path.join(output_dir, relative, name))
+    os.makedirs(output_dir, exist_ok=True)
+    # fingerprint.pb hashes the original graph: the twin's has no fingerprint rather than a wrong one.
+    for file in files_under(saved_model_dir):
+        if file not in ("saved_model.pb", "fingerprint.pb"):
+            os.makedirs(os.path.join(output_dir, os.path.dirname(file)), exist_ok=True)
+            tf.io.gfile.copy(os.path.join(saved_model_dir, file), os.path.join(output_dir, file))
     with open(os.path.join(output_dir, "saved_model.pb"), "wb") as f:
         f.write(saved_model.SerializeToString())
     return output_dir

@@ -8,8 +8,6 @@ behind `FineTuningTask`, which is handed what this module builds (the tokenizer 
 stream, the export) rather than the flags that make them.
 """
 
-import tempfile
-
 import keras
 from absl import logging
 
@@ -127,7 +125,7 @@ def _run(task, settings, tokenizer, strategy, watch):
             tables[basename] = results
 
     if settings.export_dir and is_chief:
-        _export(task, model, config, served_in, precision, tokenizer, settings)
+        _export(task, model, precision, tokenizer, settings)
     done = [part for part, asked in (("the evaluation", settings.do_eval), ("the predictions", settings.do_predict),
                                      ("the export", settings.export_dir)) if asked]
     if done:
@@ -152,20 +150,15 @@ def build_encoder(config, mixed_precision=None, remat=False):
                        causal_attention=config.causal_attention, remat=remat)
 
 
-def _export(task, model, config, served_in, precision, tokenizer, settings):
-    """Writes the SavedModel version of `model` (computing in `precision`), and its LiteRT conversion (from
-    float32)."""
+def _export(task, model, precision, tokenizer, settings):
+    """Writes the SavedModel version of `model` (computing in `precision`), and its LiteRT conversion (which a bf16
+    SavedModel gets from its float32 twin: `export.tflite`)."""
     spec = task.serving_spec(tokenizer, settings.max_seq_length)
     path = export_saved_model(settings.export_dir, model, spec)
     logging.info("exported the model for serving (computing in %s) to %s", precision, path)
     if not settings.export_tflite_dir:
         return
-    # LiteRT's builtin kernels are float32 (its own quantization aside): a bf16 export is converted from a float32
-    # copy of it.
-    with tempfile.TemporaryDirectory() as scratch:
-        source = path if precision == "fp32" else export_saved_model(
-            scratch, _in_precision(task, model, config, served_in, None), spec)
-        written = export_tflite(source, settings.export_tflite_dir, settings.tflite_quantization)
+    written = export_tflite(path, settings.export_tflite_dir, settings.tflite_quantization)
     logging.info("converted it to LiteRT in %s%s", settings.export_tflite_dir,
                  f" (no text_model.tflite: {written.text_problem})" if written.text_problem else "")
 

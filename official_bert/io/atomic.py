@@ -18,6 +18,7 @@ import tensorflow as tf
 
 from official_bert.errors import Error
 from official_bert.io.files import is_remote, remove_stale_temporaries, remove_tree, temporary_path
+from official_bert.io.paths import files_under
 
 # The two files of a TF checkpoint bundle with one shard, index last: a prefix whose `.index` exists is
 # complete, because the data file was renamed into place first.
@@ -161,7 +162,7 @@ def atomic_directory(path):
         tf.io.gfile.makedirs(tmp)
         yield tmp
         with tf.io.gfile.GFile(os.path.join(tmp, WRITTEN_NAME), "w") as f:
-            f.write(json.dumps(_files_under(tmp)))
+            f.write(json.dumps(files_under(tmp)))
         check_replaceable(path)  # a file put there while the caller worked is as much the user's
         if tf.io.gfile.exists(path):
             move_tree(path, old)
@@ -199,7 +200,7 @@ def check_replaceable(path):
             return
         if not tf.io.gfile.isdir(path):
             raise OutputError(f"{path} is a file; expected a directory (the file is left as it is)")
-        present = _files_under(path)
+        present = files_under(path)
         try:
             with tf.io.gfile.GFile(os.path.join(path, WRITTEN_NAME), "rb") as f:
                 written = set(json.loads(f.read().decode("utf-8")))
@@ -212,15 +213,6 @@ def check_replaceable(path):
         raise OutputError(f"{path} holds files this tool did not write ({', '.join(foreign[:5])}"
                           f"{', ...' if len(foreign) > 5 else ''}): they are left as they are; move them, or choose "
                           "a new directory")
-
-
-def _files_under(path):
-    """The paths, relative to the directory `path`, of every file in it, sorted."""
-    found = []
-    for directory, _, files in tf.io.gfile.walk(path):
-        relative = directory.rstrip("/")[len(path):].strip("/")
-        found += [os.path.join(relative, name.rstrip("/")) if relative else name.rstrip("/") for name in files]
-    return sorted(found)
 
 
 def move_tree(src, dst):

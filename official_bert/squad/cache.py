@@ -9,6 +9,7 @@ import random
 import tensorflow as tf
 from absl import logging
 
+from official_bert.io.paths import hash_file
 from official_bert.squad import json_files
 from official_bert.squad.errors import SquadError
 from official_bert.squad.examples import read_squad_examples
@@ -99,11 +100,8 @@ def cached_train_features(input_file, tokenizer, cache_dir, max_seq_length, doc_
 
 def _cache_key(input_file, tokenizer, max_seq_length, doc_stride, max_query_length, version_2_with_negative,
                seed):
-    data_hash = hashlib.sha256()
     try:
-        with tf.io.gfile.GFile(input_file, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                data_hash.update(block)
+        data_hash = hash_file(input_file)[0]
     except tf.errors.OpError as e:
         raise SquadError(f"{input_file}: cannot read ({e.message}); expected a SQuAD JSON file") from None
     vocab_hash = hashlib.sha256("\n".join(tokenizer.vocab).encode("utf-8")).hexdigest()
