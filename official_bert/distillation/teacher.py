@@ -1,28 +1,32 @@
-"""The teacher: a fine-tuned classifier (a run_classifier.py output directory or a checkpoint), what it was trained
-on (config, vocabulary, labels.json), its identity by content, and its outputs on a feature file, computed once and
-cached beside the features.
+"""The teacher: a fine-tuned classifier (a run_classifier.py output directory, a checkpoint or its --export_dir), what
+it was trained on (config, vocabulary, labels.json), its identity by content, and its outputs on a feature file,
+computed once and cached beside the features.
 
 The cache: feature_cache/<features>.teacher-<key>.npz beside the feature file `<features>.tf_record`, where the key
 hashes the feature file's name (itself a hash of everything the features depend on) and the teacher's identity: its
 config and the bytes of its checkpoint's index (which holds a checksum of every weight) or, for a single-file
-checkpoint, of the file. A retrained teacher, or other features, compute again; the same ones are read back.
+checkpoint, of the file; an export's, the bytes of its model.keras (config and weights). A retrained teacher, or other features, compute again; the same ones are read back.
 """
 
 import hashlib
 import io
 import json
 import os
+import tempfile
 
+import keras
 import numpy as np
 import tensorflow as tf
 from absl import logging
 
 from official_bert.checkpoints import causal, detect, load_checkpoint
 from official_bert.classification import feature_dataset
-from official_bert.classification.own_files import read_label_file
+from official_bert.classification.own_files import LABEL_FILE, read_label_file
 from official_bert.configs import BertConfig
 from official_bert.distillation.errors import DistillationError
 from official_bert.errors import Error
+from official_bert.export.saved_model import EXTRA_DIR, KERAS_NAME
+from official_bert.export.tflite import saved_model_version
 from official_bert.finetuning.best import best_checkpoint
 from official_bert.finetuning.predict import Predictor
 from official_bert.io import atomic_path
@@ -41,7 +45,9 @@ class Teacher:
     """A fine-tuned classifier to distil: found at `path`, checked, and built only when its outputs are needed.
 
     A run_classifier.py output directory means its --keep_best checkpoint if it kept one, else its newest; a
-    checkpoint is anything `load_checkpoint` reads, with its bert_config.json and vocab.txt beside it.
+    checkpoint is anything `load_checkpoint` reads, with its bert_config.json and vocab.txt beside it; an export
+    (--export_dir, or one version of it: the newest if not named) is its model.keras, assets/vocab.txt and
+    assets.extra/labels.json, computing in the export's precision.
 
     Args:
         path: --teacher.
@@ -63,31 +69,62 @@ class Teacher:
 
     def __init__(self, path):
         self.path = path
+        self._identity = None
+        self._model = None
+        export = _export_version(path)
+        if export:
+            self._from_export(export)
+        else:
+            self._from_checkpoint(path)
+
+    def _from_checkpoint(self, path):
         best = best_checkpoint(path) if tf.io.gfile.isdir(path) else None
         try:
-            self.located = detect.locate(best[0] if best else path)
-            if self.located.config_file is None:
+            located = detect.locate(best[0] if best else path)
+            if located.config_file is None:
                 raise DistillationError(f"--teacher={path}: no bert_config.json beside its checkpoint")
-            if self.located.vocab_file is None:
+            if located.vocab_file is None:
                 raise DistillationError(f"--teacher={path}: no vocab.txt beside its checkpoint")
-            config = BertConfig.from_json_file(self.located.config_file)
-            self.config = causal.resolve_causal_attention(config, None, self.located.config_file, [self.located.path])
-            self.num_outputs = head_size(self.located, _HEAD)
+            config = BertConfig.from_json_file(located.config_file)
+            self.config = causal.resolve_causal_attention(config, None, located.config_file, [located.path])
+            self.num_outputs = head_size(located, _HEAD)
         except DistillationError:
             raise
         except Error as e:
             raise DistillationError(f"--teacher={path}: {e}") from None
         if self.num_outputs is None:
             raise DistillationError(f"--teacher={path}: its checkpoint has no classifier head (expected a "
-                                    "run_classifier.py output directory or a fine-tuned classifier's checkpoint)")
+                                    "run_classifier.py output directory, a fine-tuned classifier's checkpoint or "
+                                    "its export)")
+        self.vocab_file = located.vocab_file
+        weights = located.path + ".index" if located.format in _TF_FORMATS else located.path
+        self._identity_files = [located.config_file, weights]
+        self._checkpoint = located.path
         # labels.json of a run_classifier.py run on own files: beside the checkpoint, or in the run above best-<n>/.
-        self.label_file = read_label_file(self.located.directory, path)
-        self._identity = None
-        self._model = None
+        self.label_file = read_label_file(located.directory, path)
 
-    @property
-    def vocab_file(self):
-        return self.located.vocab_file
+    def _from_export(self, version):
+        """A SavedModel written by --export_dir: its model.keras, assets/vocab.txt and assets.extra/labels.json."""
+        path, keras_file = self.path, os.path.join(version, KERAS_NAME)
+        if not tf.io.gfile.exists(keras_file):
+            raise DistillationError(f"--teacher={path}: the export {version} has no {KERAS_NAME} (the Keras model "
+                                    "official_bert writes beside saved_model.pb); give the run's output directory or "
+                                    "checkpoint instead")
+        self.vocab_file = os.path.join(version, "assets", "vocab.txt")
+        if not tf.io.gfile.exists(self.vocab_file):
+            raise DistillationError(f"--teacher={path}: the export has no assets/vocab.txt (a WordPiece teacher is "
+                                    "distilled; its student reads its vocabulary)")
+        model = _load_keras(keras_file, path)
+        if not isinstance(model, BertClassifier) or model.feature_layers:
+            raise DistillationError(f"--teacher={path}: the export serves a {type(model).__name__}, not a fine-tuned "
+                                    "BertClassifier (a classification, multi-label or regression model)")
+        self._model, self.config, self.num_outputs = model, model.encoder.config, model.num_classes
+        self._identity_files = [keras_file]
+        labels = os.path.join(version, EXTRA_DIR, LABEL_FILE)
+        self.label_file = None
+        if tf.io.gfile.exists(labels):
+            with tf.io.gfile.GFile(labels) as f:
+                self.label_file = json.load(f)
 
     @property
     def kind(self):
@@ -103,16 +140,14 @@ class Teacher:
     def identity(self):
         """A hex digest of the teacher's config and weights, by content (see the module's docstring)."""
         if self._identity is None:
-            located = self.located
-            weights = located.path + ".index" if located.format in _TF_FORMATS else located.path
-            self._identity = _digest([located.config_file, weights])
+            self._identity = _digest(self._identity_files)
         return self._identity
 
     def model(self):
         """The teacher's `BertClassifier`, float32, with its weights (built on first use)."""
         if self._model is None:
             self._model = BertClassifier(BertEncoder(self.config), self.num_outputs)
-            load_checkpoint(self._model, self.located.path)
+            load_checkpoint(self._model, self._checkpoint)
         return self._model
 
     def outputs(self, feature_file, batch_size, bucket_width=None):
@@ -153,6 +188,27 @@ def compute_outputs(teacher, feature_file, batch_size, bucket_width=None):
     logging.info("the teacher labels %d records of %s", feature_file.num_records, feature_file.path)
     predictor = Predictor(teacher.model(), tf.distribute.get_strategy(), bucket_width)
     return predictor(feature_dataset(feature_file, batch_size, with_sample_weights=True))
+
+
+def _export_version(path):
+    """The SavedModel version `path` names (a version directory, or the newest of an export directory), or None."""
+    if not tf.io.gfile.isdir(path):
+        return None
+    try:
+        return saved_model_version(path)
+    except Error:
+        return None
+
+
+def _load_keras(keras_file, teacher):
+    try:
+        with tempfile.TemporaryDirectory() as local:  # Keras reads a local file; the export may be on gs://
+            copy = os.path.join(local, KERAS_NAME)
+            tf.io.gfile.copy(keras_file, copy)
+            return keras.saving.load_model(copy, compile=False)
+    except (ValueError, OSError, TypeError, tf.errors.OpError) as e:
+        raise DistillationError(f"--teacher={teacher}: cannot load {keras_file} ({str(e).strip().splitlines()[0]})"
+                                ) from None
 
 
 def _digest(paths):

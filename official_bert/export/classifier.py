@@ -1,8 +1,11 @@
 """The classification tasks' serving: text_a [, text_b] → probabilities and label (or score), in three signatures."""
 
+import json
+
 import tensorflow as tf
 
 from official_bert.classification.errors import ClassificationDataError
+from official_bert.classification.own_files import LABEL_FILE, MULTI_LABEL, REGRESSION, SINGLE_LABEL
 from official_bert.export.saved_model import ServingSpec, export_saved_model
 from official_bert.export.text import TextPacker
 from official_bert.export.windows import document_windows, pool_documents
@@ -77,7 +80,10 @@ def classifier_serving_spec(tokenizer, seq_length, label_list, *, text_b=False, 
 
     The raw-text inputs are `text_a` [batch], plus `text_b` [batch] for sentence-pair tasks, or the endings
     `text_b` [batch, num_choices] for multiple choice (text_a then being the context). Each request is padded
-    to its longest sequence only (at most seq_length): the outputs are the same, a short text is faster.
+    to its longest sequence only (at most seq_length): the outputs are the same, a short text is faster. The
+    version's `assets.extra/labels.json` records the kind ("single_label", "multi_label", "regression" or
+    "multiple_choice") and the labels in output order, for the tools that read an export as a model
+    (bert-distill's --teacher).
 
     With doc_stride, a text_a longer than the window is cut into windows, as run_classifier --doc_stride cuts
     it (`export.windows`), and a document's logits (or score) are the mean (or max) of its windows'.
@@ -106,6 +112,9 @@ def classifier_serving_spec(tokenizer, seq_length, label_list, *, text_b=False, 
     packer = TextPacker(tokenizer, seq_length, pad_to_longest)
     postprocess = classifier_outputs(label_list) if thresholds is None else multi_label_outputs(label_list, thresholds)
     text = tf.TensorSpec([None], tf.string)
+    kind = ("multiple_choice" if num_choices else REGRESSION if label_list is None else
+            MULTI_LABEL if thresholds is not None else SINGLE_LABEL)
+    extra = {LABEL_FILE: json.dumps({"kind": kind, "labels": list(label_list) if label_list else None}, indent=2)}
     if doc_stride:
         check_window_pooling(window_pooling)
         if num_choices:
@@ -117,15 +126,15 @@ def classifier_serving_spec(tokenizer, seq_length, label_list, *, text_b=False, 
             return postprocess(pool_documents(call_model(windows.inputs), windows.example, window_pooling))
 
         return ServingSpec({"text_a": text, "text_b": text} if text_b else {"text_a": text}, serve_windows,
-                           postprocess, (seq_length,), (tokenizer,))
+                           postprocess, (seq_length,), (tokenizer,), extra)
     if num_choices:
         return ServingSpec({"text_a": text, "text_b": tf.TensorSpec([None, num_choices], tf.string)},
                            lambda call_model, text_a, text_b: postprocess(call_model(packer.pack_choices(text_a,
                                                                                                          text_b))),
-                           postprocess, (num_choices, seq_length), (tokenizer,))
+                           postprocess, (num_choices, seq_length), (tokenizer,), extra)
     inputs = {"text_a": text, "text_b": text} if text_b else {"text_a": text}
     return ServingSpec(inputs, lambda call_model, **texts: postprocess(call_model(packer.pack(**texts))),
-                       postprocess, (seq_length,), (tokenizer,))
+                       postprocess, (seq_length,), (tokenizer,), extra)
 
 
 def export_classifier(export_dir, model, tokenizer, seq_length, label_list, *, text_b=False, num_choices=None,

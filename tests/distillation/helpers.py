@@ -39,9 +39,10 @@ def own_task(files, kind):
     return OwnFilesTask(files, Columns(), regression=kind == "regression", multi_label=kind == "multi")
 
 
-def train_teacher(tmp_path, kind, layers=2, epochs=6, name="teacher", files=None, seed=7, learning_rate=2e-3):
-    """A run_classifier output directory: a tiny model fine-tuned on `kind`'s data; returns (its path, the data
-    files, the vocabulary)."""
+def train_teacher(tmp_path, kind, layers=2, epochs=6, name="teacher", files=None, seed=7, learning_rate=2e-3,
+                  export_dir=None):
+    """A run_classifier output directory: a tiny model fine-tuned on `kind`'s data (exported to `export_dir` if
+    given); returns (its path, the data files, the vocabulary)."""
     files = files or write_data(str(tmp_path / f"data-{kind}"), kind)
     vocab, _ = write_model_files(str(tmp_path / "model"))
     config = str(tmp_path / f"teacher-config-{layers}.json")
@@ -50,7 +51,7 @@ def train_teacher(tmp_path, kind, layers=2, epochs=6, name="teacher", files=None
     run_task(own_task(files, kind), FineTuningSettings(
         output_dir, config, vocab, max_seq_length=SEQ_LENGTH, do_train=True, do_eval=True, train_batch_size=4,
         eval_batch_size=4, learning_rate=learning_rate, num_train_epochs=epochs, mixed_precision="fp32", seed=seed,
-        iterations_per_loop=4, log_steps=100))
+        iterations_per_loop=4, log_steps=100, export_dir=export_dir))
     return output_dir, files, vocab
 
 

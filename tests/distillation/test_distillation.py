@@ -110,6 +110,30 @@ def test_the_teachers_outputs_are_its_predictions_cached_once_and_recomputed_for
     assert len(calls) == 3
 
 
+@pytest.mark.slow
+def test_an_export_teaches_as_the_run_it_came_from(tmp_path):
+    export_dir = str(tmp_path / "export")
+    teacher_dir, files, vocab = train_teacher(tmp_path, "multi", epochs=1, export_dir=export_dir)
+    from_run, from_export = Teacher(teacher_dir), Teacher(export_dir)
+    # What the export records (assets.extra/labels.json, assets/vocab.txt, model.keras) is what the run wrote.
+    assert (from_export.kind, from_export.labels, from_export.num_outputs) == ("multi_label",
+                                                                               ["cinema", "neg", "pos"], 3)
+    assert from_export.config == from_run.config
+    assert open(from_export.vocab_file).read() == open(vocab).read()
+    assert Teacher(os.path.join(export_dir, "1")).identity == from_export.identity != from_run.identity
+
+    task = DistillationTask(own_task(files, "multi"), from_export)
+    distill(task, student_settings(tmp_path / "student", num_train_epochs=1), Student(preset="tiny"))
+    classifier = TextClassifier.from_checkpoint(teacher_dir, sequence_length=SEQ_LENGTH)
+    texts = [json.loads(line)["text"] for line in open(files["train"])]
+    np.testing.assert_allclose(task.train_parts[0][1], classifier.predict(texts, verbose=0), atol=1e-5)
+
+    # An export without its Keras model (or of something else than a classifier) is refused in one line.
+    os.remove(os.path.join(export_dir, "1", "model.keras"))
+    with pytest.raises(teachers.DistillationError, match=r"the export .*1 has no model.keras"):
+        Teacher(export_dir)
+
+
 def test_every_other_layer_of_the_teacher_starts_the_student(tmp_path):
     config = BertConfig.from_preset("tiny", vocab_size=40, num_hidden_layers=5, hidden_size=32, num_attention_heads=2,
                                     intermediate_size=64)
