@@ -3,7 +3,7 @@ teacher's outputs as well as from the labels, driven by `finetuning.run_task` li
 
 What it changes of the task it wraps: the training stream carries the teacher's logits beside each label (computed
 once and cached, `Teacher.outputs`), and unlabelled text the teacher labels (`UnlabeledText`); the loss is
-`DistillationLoss`; the dev results gain the teacher's figures (teacher_*) and how often the student agrees with
+`DistillationLoss` (plus TinyBERT's intermediate-layer losses with a weight: `intermediate.py`); the dev results gain the teacher's figures (teacher_*) and how often the student agrees with
 it. Everything else — features and their cache, evaluation, labels.json, thresholds.json, predictions, the export —
 is the wrapped task's.
 """
@@ -22,6 +22,7 @@ from official_bert.classification.records import batch_parser
 from official_bert.classification.windows import document_outputs
 from official_bert.configs import ConfigError
 from official_bert.distillation.errors import DistillationError
+from official_bert.distillation.intermediate import FROZEN_STUDENT, IntermediateLayerDistillation
 from official_bert.distillation.losses import DEFAULT_ALPHA, DEFAULT_TEMPERATURE, DistillationLoss, pack_targets
 from official_bert.finetuning.stream import TrainingRecords
 from official_bert.finetuning.task import FineTuningTask
@@ -123,6 +124,8 @@ class DistillationTask(FineTuningTask):
         temperature: the soft targets' temperature.
         unlabeled: an `UnlabeledText`, or None.
         teacher_batch_size: records per batch when the teacher computes its outputs.
+        intermediate_loss_weight: TinyBERT's intermediate-layer losses' weight (`distillation.intermediate`);
+            0 leaves them out (the teacher then runs once, its outputs cached, instead of beside every step).
 
     Example:
     >>> from official_bert.tasks import ClassificationTask
@@ -132,15 +135,19 @@ class DistillationTask(FineTuningTask):
     """
 
     def __init__(self, task, teacher, alpha=DEFAULT_ALPHA, temperature=DEFAULT_TEMPERATURE, unlabeled=None,
-                 teacher_batch_size=64):
+                 teacher_batch_size=64, intermediate_loss_weight=0.0):
         self.task, self.teacher, self.unlabeled = task, teacher, unlabeled
         self.alpha, self.temperature, self.teacher_batch_size = alpha, temperature, teacher_batch_size
+        self.intermediate_loss_weight = intermediate_loss_weight
         self.kind = None
         self.train_parts, self.teacher_dev = [], {}
         if not 0.0 <= alpha <= 1.0:
             raise DistillationError(f"--alpha={alpha}: expected the soft loss's share, between 0 and 1")
         if not temperature > 0:
             raise DistillationError(f"--temperature={temperature}: expected a positive number")
+        if not intermediate_loss_weight >= 0:
+            raise DistillationError(f"--intermediate_loss_weight={intermediate_loss_weight}: expected 0 (none) or a "
+                                    "positive weight")
 
     @property
     def name(self):
@@ -161,6 +168,8 @@ class DistillationTask(FineTuningTask):
         if processor.num_choices:
             raise DistillationError(f"--task_name={processor.task_name}: multiple choice is not distilled (a "
                                     "classification, multi-label or regression task is)")
+        if self.intermediate_loss_weight and getattr(self.task, "freeze_encoder", False):
+            raise DistillationError(FROZEN_STUDENT)
         self.kind = REGRESSION if processor.is_regression else MULTI_LABEL if processor.multi_label else SINGLE_LABEL
         teacher = self.teacher
         if teacher.kind and teacher.kind != self.kind:
@@ -248,6 +257,11 @@ class DistillationTask(FineTuningTask):
 
     def build_model(self, encoder):
         return self.task.build_model(encoder)
+
+    def training_model(self, model):
+        if not self.intermediate_loss_weight:
+            return model
+        return IntermediateLayerDistillation(model, self.teacher.model(), self.intermediate_loss_weight)
 
     def loss(self):
         return DistillationLoss(self.kind, self.task.processor.num_labels, self.alpha, self.temperature)

@@ -87,7 +87,9 @@ def _run(task, settings, tokenizer, strategy, watch):
             prepare_output_dir(settings.output_dir, config, settings.vocab_file, init_checkpoint)
         schedule = fine_tuning_schedule(task.num_train_examples(), settings.train_batch_size,
                                         settings.num_train_epochs, settings.warmup_proportion)
-        run = FineTuningRun(model, task.loss(), options, schedule, strategy, task.metrics(),
+        with strategy.scope():
+            trained = task.training_model(model)
+        run = FineTuningRun(trained, task.loss(), options, schedule, strategy, task.metrics(),
                             do_lower_case=settings.do_lower_case, loss_weights=task.loss_weights)
         if watch:
             watch(run)

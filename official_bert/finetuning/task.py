@@ -12,8 +12,8 @@ import abc
 
 class FineTuningTask(abc.ABC):
     """One fine-tuning task, driven by `finetuning.run_task`. Subclasses set `name` and `metric` and implement the
-    methods below; `run_task` calls them in this order: `check`, `load`, `build_model`, `loss` / `metrics` /
-    `num_train_examples` / `train_records` (with --do_train), `evaluate` (after each epoch with --keep_best),
+    methods below; `run_task` calls them in this order: `check`, `load`, `build_model`, `training_model` / `loss` /
+    `metrics` / `num_train_examples` / `train_records` (with --do_train), `evaluate` (after each epoch with --keep_best),
     `write_outputs`, `serving_spec` (with --export_dir).
 
     Attributes:
@@ -49,6 +49,12 @@ class FineTuningTask(abc.ABC):
     def build_model(self, encoder):
         """The task's Keras model: its head on `encoder`, the `BertEncoder` `run_task` built (precision and
         left-only constraint included)."""
+
+    def training_model(self, model):
+        """The Keras model `fit` trains: `model` itself (the default), or a model around it that adds losses of its
+        own (distillation's intermediate layers), whose checkpoints hold `model`'s weights under their Keras paths
+        so that they load into `model`."""
+        return model
 
     @abc.abstractmethod
     def loss(self):

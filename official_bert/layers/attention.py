@@ -71,20 +71,31 @@ class MultiHeadSelfAttention(keras.layers.Layer):
                 attention_bias = tf.gather(attention_bias, ops.cast(query_positions, "int32"), axis=2, batch_dims=1)
             query = project(rows, self.qkv_kernel[:, :hidden], self.qkv_bias[:hidden])
             key, value = ops.split(project(x, self.qkv_kernel[:, hidden:], self.qkv_bias[hidden:]), 2, axis=-1)
-        # Scaling the queries (T·D values) rather than the scores (T·T) is cheaper and equivalent.
-        query = query * ops.cast(1.0 / math.sqrt(self.head_size), query.dtype)
-        query = ops.reshape(query, (batch, -1, self.num_heads, self.head_size))
-        key = ops.reshape(key, (batch, length, self.num_heads, self.head_size))
+        scores = self._scores(query, key, attention_bias)
         value = ops.reshape(value, (batch, length, self.num_heads, self.head_size))
-        # einsum over [B, T, N, D] without explicit transposes measured 2.5x faster on CPU (fwd + bwd) than
-        # transposing to [B, N, T, D] for batched matmuls.
-        scores = ops.einsum("btnd,bsnd->bnts", query, key)
-        # Keras casts float inputs to the compute dtype; the bias joins the scores in float32.
-        scores = ops.cast(scores, "float32") + ops.cast(attention_bias, "float32")
         probs = ops.cast(ops.softmax(scores, axis=-1), self.compute_dtype)
         probs = self.dropout(probs, training=training)
         context = ops.reshape(ops.einsum("bnts,bsnd->btnd", probs, value), (batch, -1, hidden))
         return project(context, self.output_kernel, self.output_bias)
+
+    def scores(self, x, attention_bias):
+        """The attention scores before the softmax, float32 [B, num_heads, T, T]: what `call` computes from `x`
+        (its query and key projections; the bias added), for losses on attention maps (TinyBERT's)."""
+        hidden = self.num_heads * self.head_size
+        query, key = ops.split(project(x, self.qkv_kernel[:, :2 * hidden], self.qkv_bias[:2 * hidden]), 2, axis=-1)
+        return self._scores(query, key, attention_bias)
+
+    def _scores(self, query, key, attention_bias):
+        batch, length = ops.shape(key)[0], ops.shape(key)[1]
+        # Scaling the queries (T·D values) rather than the scores (T·T) is cheaper and equivalent.
+        query = query * ops.cast(1.0 / math.sqrt(self.head_size), query.dtype)
+        query = ops.reshape(query, (batch, -1, self.num_heads, self.head_size))
+        key = ops.reshape(key, (batch, length, self.num_heads, self.head_size))
+        # einsum over [B, T, N, D] without explicit transposes measured 2.5x faster on CPU (fwd + bwd) than
+        # transposing to [B, N, T, D] for batched matmuls.
+        scores = ops.einsum("btnd,bsnd->bnts", query, key)
+        # Keras casts float inputs to the compute dtype; the bias joins the scores in float32.
+        return ops.cast(scores, "float32") + ops.cast(attention_bias, "float32")
 
     def compute_output_shape(self, x_shape, attention_bias_shape=None, query_positions_shape=None):
         rows = tuple(x_shape[:-1]) if query_positions_shape is None else tuple(query_positions_shape)

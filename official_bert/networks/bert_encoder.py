@@ -110,6 +110,21 @@ class BertEncoder(keras.Model):
                                            self.causal_attention, pooled_and_masked)
         return encoder_outputs[-1][:, 1:], pooled
 
+    def layer_states(self, inputs, training=None):
+        """What each layer computes, for losses on them (TinyBERT's distillation): a dict of `embedding_output`
+        [B, T, H], `encoder_outputs` (every layer's output, as `call`'s), `attention_scores` (every layer's scores
+        before the softmax, float32 [B, num_heads, T, T], the padded keys' biased by -10000) and `pooled_output`.
+        The outputs are `call`'s; the scores cost each layer its query and key projections once more."""
+        x = self.embeddings(inputs["input_word_ids"], inputs["input_type_ids"], training=training)
+        attention_bias = _attention_bias(inputs["input_mask"], self.causal_attention)
+        states = {"embedding_output": x, "encoder_outputs": [], "attention_scores": []}
+        for block in self._blocks:
+            states["attention_scores"].append(block.attention.scores(x, attention_bias))
+            x = block(x, attention_bias, training=training)
+            states["encoder_outputs"].append(x)
+        states["pooled_output"] = _pool(self._pooler, x, inputs["input_mask"], self.causal_attention)
+        return states
+
     def get_config(self):
         config = {"config": self.config.to_dict(), "name": self.name, "causal_attention": self.causal_attention,
                   "remat": self.remat}
@@ -138,10 +153,18 @@ def _forward(embeddings, blocks, pooler, inputs, causal_attention, last_layer_po
         positions = last_layer_positions if i == len(blocks) - 1 else None
         x = block(x, attention_bias, output_positions=positions)
         encoder_outputs.append(x)
-    if last_layer_positions is None and causal_attention:
-        last = _pooled_position(inputs["input_mask"], None, causal_attention)
-        return encoder_outputs, pooler(ops.take_along_axis(x, last[:, :, None], axis=1)[:, 0, :])
-    return encoder_outputs, pooler(x[:, 0, :])
+    if last_layer_positions is not None:
+        return encoder_outputs, pooler(x[:, 0, :])
+    return encoder_outputs, _pool(pooler, x, inputs["input_mask"], causal_attention)
+
+
+def _pool(pooler, x, input_mask, causal_attention):
+    """The pooled output of the last layer's `x`: the pooler on [CLS], or with causal attention on the last real
+    token."""
+    if not causal_attention:
+        return pooler(x[:, 0, :])
+    last = _pooled_position(input_mask, None, causal_attention)
+    return pooler(ops.take_along_axis(x, last[:, :, None], axis=1)[:, 0, :])
 
 
 def _pooled_position(input_mask, like, causal_attention):

@@ -6,7 +6,8 @@ optionally on unlabelled text the teacher labels; the student gets run_classifie
         --do_train --do_eval --num_train_epochs=3 --learning_rate=1e-4 [--export_dir=serving/era-tiny]
 
 The teacher (--teacher) is a run_classifier.py output directory (its --keep_best checkpoint if it kept one, else its
-newest) or a fine-tuned classifier's checkpoint with its bert_config.json and vocab.txt; the task is given as to
+newest), a fine-tuned classifier's checkpoint with its bert_config.json and vocab.txt, or its export (--export_dir:
+its model.keras, vocabulary and labels); the task is given as to
 run_classifier.py (--task_name with --data_dir, or your own --train_file / --dev_file / --test_file, with the same
 column and label flags); a teacher trained on own files brings its labels.json: the kind (single-label, multi-label,
 regression), the label order and the label separator are the teacher's, and data or flags that contradict them are
@@ -21,7 +22,8 @@ teacher's but for the depth). --bert_config_file gives the student's shape as a 
 The loss (Hinton et al. 2015, DistilBERT): alpha * soft + (1 - alpha) * hard, soft = the cross-entropy against the
 teacher's probabilities at --temperature times its square (multi-label: a sigmoid per label; regression: the squared
 difference from the teacher's score), hard = the task's loss on the label; a row of --unlabeled_file has the soft
-loss alone. Defaults --alpha=0.5 --temperature=2, DistilBERT's. The teacher's outputs are computed once, in batches,
+loss alone. Defaults --alpha=0.5 --temperature=2, DistilBERT's. --intermediate_loss_weight adds TinyBERT's
+intermediate-layer losses (embeddings, hidden states, attention scores; the teacher then runs at every step). The teacher's outputs are computed once, in batches,
 and cached beside the features (feature_cache/*.teacher-<key>.npz, keyed by the features and the teacher's config and
 weights), so an epoch costs the student alone and a rerun reuses them.
 
@@ -47,8 +49,9 @@ from official_bert.tools.flags import finetuning_settings_from_flags
 
 FLAGS = flags.FLAGS
 
-flags.DEFINE_string("teacher", None, "The fine-tuned classifier to distil: a run_classifier.py --output_dir, or a "
-                    "checkpoint with its bert_config.json and vocab.txt beside it.")
+flags.DEFINE_string("teacher", None, "The fine-tuned classifier to distil: a run_classifier.py --output_dir, a "
+                    "checkpoint with its bert_config.json and vocab.txt beside it, or its --export_dir (the newest "
+                    "version, or the version named).")
 flags.DEFINE_enum("student_preset", None, BertConfig.preset_names(), "The student's shape, a released one (tiny: "
                   "2 layers of 128, mini: 4 of 256, small: 4 of 512, ...), with the teacher's vocabulary, segments and "
                   "positions; from random weights unless --student_layers_from_teacher.")
@@ -65,6 +68,10 @@ flags.DEFINE_string("unlabeled_file", None, "Text of the task's domain without l
                     "the student learns from: CSV, TSV or JSON Lines with the --text_a_column (and --text_b_column) "
                     "of the task, or plain text, one text per line (.txt).")
 flags.DEFINE_enum("unlabeled_format", None, list(FORMATS), "--unlabeled_file's format; default: from its extension.")
+flags.DEFINE_float("intermediate_loss_weight", 0.0, "TinyBERT's intermediate-layer losses (the student's embeddings, "
+                   "hidden states through a learned projection where the widths differ, and attention scores, "
+                   "against the teacher's layers 1·N/M, 2·N/M, ...), times this weight, added to the loss; 0: none. "
+                   "The teacher then runs beside the student at every step.")
 flags.DEFINE_integer("teacher_batch_size", 64, "Records per batch when the teacher computes its outputs.",
                      lower_bound=1)
 
@@ -84,7 +91,8 @@ def main():
                               FLAGS.unlabeled_format) if FLAGS.unlabeled_file else None
     task = DistillationTask(run_classifier.task_from_flags(), teacher, alpha=FLAGS.alpha,
                             temperature=FLAGS.temperature, unlabeled=unlabeled,
-                            teacher_batch_size=FLAGS.teacher_batch_size)
+                            teacher_batch_size=FLAGS.teacher_batch_size,
+                            intermediate_loss_weight=FLAGS.intermediate_loss_weight)
     student = Student(FLAGS.student_preset, FLAGS.bert_config_file, FLAGS.student_init_checkpoint,
                       FLAGS.student_layers_from_teacher)
     distill(task, finetuning_settings_from_flags(), student, watch=cli.watch)

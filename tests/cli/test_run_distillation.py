@@ -37,6 +37,17 @@ def _case(tmp_path, name):
         unknown = work / "corpus.parquet"
         unknown.write_text("some text\n")
         extra, expected = [f"--unlabeled_file={unknown}"], r"--unlabeled_file=.*corpus.parquet: cannot tell its format"
+    elif name == "a negative intermediate weight":
+        extra = ["--intermediate_loss_weight=-1"]
+        expected = r"--intermediate_loss_weight=-1.0: expected 0 \(none\) or a positive"
+    elif name == "an export without its Keras model":
+        version = work / "export" / "1"
+        version.mkdir(parents=True)
+        (version / "saved_model.pb").write_bytes(b"")
+        teacher, expected = str(work / "export"), r"--teacher=.*export: the export .*1 has no model.keras"
+    elif name == "intermediate losses on a frozen student":
+        extra = ["--intermediate_loss_weight=1", "--freeze_encoder"]
+        expected = r"--intermediate_loss_weight: the student's encoder is frozen \(--freeze_encoder\)"
     argv = [sys.executable, SCRIPT, f"--teacher={teacher}", f"--train_file={files['train']}",
             f"--dev_file={files['dev']}", f"--output_dir={work / 'student'}", "--student_preset=mini",
             f"--max_seq_length={SEQ_LENGTH}", "--do_train", "--do_eval", *extra]
@@ -44,7 +55,8 @@ def _case(tmp_path, name):
 
 
 CASES = ("another vocabulary", "labels the teacher lacks", "a wider student for layer copying",
-         "an unlabelled file in an unknown format")
+         "an unlabelled file in an unknown format", "a negative intermediate weight", "an export without its Keras model",
+         "intermediate losses on a frozen student")
 
 
 @pytest.mark.slow
