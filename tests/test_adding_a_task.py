@@ -58,8 +58,9 @@ def test_the_toy_task_trains_evaluates_and_exports(tmp_path):
     served = tf.saved_model.load(str(tmp_path / "export" / "1")).signatures["serving_default"]
     scores = served(text_a=tf.constant(["the good film"]), text_b=tf.constant(["a good film"]))["score"]
     assert scores.shape == (1,) and np.isfinite(scores.numpy()).all()
-    # The run-level flags were in effect: the model computed in bf16, and the served tokenizer is cased.
+    # The run-level flags were in effect: the model computed in bf16 (with bfloat16 weights), and the served
+    # tokenizer is cased.
     with zipfile.ZipFile(tmp_path / "export" / "1" / "model.keras") as saved:
-        assert "mixed_bfloat16" in saved.read("config.json").decode()
+        assert '"name": "bfloat16"' in saved.read("config.json").decode()
     cased = served(text_a=tf.constant(["The GOOD film"]), text_b=tf.constant(["a good film"]))["score"]
     assert cased.numpy()[0] != scores.numpy()[0]

@@ -15,9 +15,9 @@ Quantization (`QUANTIZATIONS`): "none" (float32), "dynamic_int8" (weights stored
 size; activations stay float) or "float16" (weights stored as float16, half the size).
 
 LiteRT's builtin kernels are float32 (its own quantization aside), so a SavedModel that computes in bfloat16
-(`--export_precision=bf16`: float32 weights and signatures, bfloat16 inside) is converted from its float32 twin —
-the same graph with every bfloat16 type made float32 (`float32_saved_model`) — which is the float32 model
-`--export_tflite_dir` converts beside a bf16 export.
+(`--export_precision=bf16`: bfloat16 weights and computation, float32 signatures) is converted from its float32
+twin — the same graph and weights with every bfloat16 made float32 (`float32_saved_model`) — which is the float32
+model `--export_tflite_dir` converts beside a bf16 export.
 """
 
 import dataclasses
@@ -205,9 +205,9 @@ def float32_saved_model(saved_model_dir, output_dir):
     """Writes the float32 twin of a SavedModel that computes in bfloat16 to `output_dir` and returns its path;
     returns None (writing nothing) for one without bfloat16.
 
-    The twin is the same graph with every bfloat16 type, cast and constant made float32: with float32 weights
-    (the mixed_bfloat16 policy's) it computes what the model computes in float32, as a float32 export of the same
-    weights does. Weights stored as bfloat16 have no float32 to read: `LiteRtExportError` says to export in fp32.
+    The twin is the same graph with every bfloat16 type, cast, constant and weight made float32 (a bfloat16 weight
+    widened exactly): it computes in float32 what the SavedModel computes in bfloat16, with the SavedModel's weights
+    (a `--export_precision=bf16` export stores them rounded to bfloat16).
 
     Args:
         saved_model_dir: a SavedModel directory (local or any gfile filesystem).
@@ -225,28 +225,44 @@ def float32_saved_model(saved_model_dir, output_dir):
     array([2.002, 3.   ], dtype=float32)
     >>> float32_saved_model(twin, work + "/again") is None
     True
+    >>> module.v = tf.Variable(tf.constant([1.5, 2.0], tf.bfloat16))  # weights stored as bfloat16
+    >>> module.g = tf.function(lambda x: {"y": tf.cast(module.v * tf.cast(x, tf.bfloat16), tf.float32)},
+    ...                        input_signature=[tf.TensorSpec([2], tf.float32)])
+    >>> tf.saved_model.save(module, work + "/bf16_weights", signatures={"serve": module.g.get_concrete_function()})
+    >>> twin = float32_saved_model(work + "/bf16_weights", work + "/fp32_weights")
+    >>> [round(float(y), 6) for y in tf.saved_model.load(twin).signatures["serve"](tf.constant([1.001, 1.0]))["y"]]
+    [1.5015, 2.0]
     """
     from tensorflow.core.protobuf import saved_model_pb2
 
     saved_model = saved_model_pb2.SavedModel()
     with tf.io.gfile.GFile(os.path.join(saved_model_dir, "saved_model.pb"), "rb") as f:
         saved_model.ParseFromString(f.read())
-    for meta_graph in saved_model.meta_graphs:
-        for node in meta_graph.object_graph_def.nodes:
-            if node.WhichOneof("kind") == "variable" and node.variable.dtype == tf.bfloat16.as_datatype_enum:
-                raise LiteRtExportError(f"{saved_model_dir}: its weights are stored as bfloat16, which LiteRT cannot "
-                                        "convert: export the model with --export_precision=fp32 and convert that")
     if not _to_float32(saved_model):
         return None
     os.makedirs(output_dir, exist_ok=True)
     # fingerprint.pb hashes the original graph: the twin's has no fingerprint rather than a wrong one.
     for file in files_under(saved_model_dir):
-        if file not in ("saved_model.pb", "fingerprint.pb"):
+        if file not in ("saved_model.pb", "fingerprint.pb") and not file.startswith("variables/"):
             os.makedirs(os.path.join(output_dir, os.path.dirname(file)), exist_ok=True)
             tf.io.gfile.copy(os.path.join(saved_model_dir, file), os.path.join(output_dir, file))
+    os.makedirs(os.path.join(output_dir, "variables"), exist_ok=True)
+    _float32_variables(os.path.join(saved_model_dir, "variables", "variables"),
+                       os.path.join(output_dir, "variables", "variables"))
     with open(os.path.join(output_dir, "saved_model.pb"), "wb") as f:
         f.write(saved_model.SerializeToString())
     return output_dir
+
+
+def _float32_variables(prefix, output_prefix):
+    """Copies the checkpoint at `prefix` to `output_prefix` under the same keys, bfloat16 values widened to float32
+    (exactly: every bfloat16 is a float32)."""
+    reader = tf.train.load_checkpoint(prefix)
+    dtypes = reader.get_variable_to_dtype_map()
+    keys = sorted(dtypes)
+    values = [tf.cast(tf.constant(reader.get_tensor(key), dtypes[key]), tf.float32) if dtypes[key] == tf.bfloat16
+              else tf.constant(reader.get_tensor(key)) for key in keys]
+    tf.raw_ops.SaveV2(prefix=output_prefix, tensor_names=keys, shape_and_slices=[""] * len(keys), tensors=values)
 
 
 def _to_float32(message):

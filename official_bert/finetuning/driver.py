@@ -15,7 +15,7 @@ from official_bert import distribution, tokenization
 from official_bert.batch_padding import padding_bucket_width
 from official_bert.checkpoints import causal
 from official_bert.configs import BertConfig
-from official_bert.export.precision import resolve_export_precision
+from official_bert.export.precision import INFERENCE_POLICIES, resolve_export_precision
 from official_bert.export.saved_model import export_saved_model
 from official_bert.export.tflite import export_tflite
 from official_bert.finetuning.best import BestCheckpoint, load_trained_weights
@@ -106,10 +106,9 @@ def _run(task, settings, tokenizer, strategy, watch):
     # --export_precision (float32 by default, whatever the training's precision), as the same weights loaded in
     # Keras or served from the SavedModel do.
     precision = resolve_export_precision(settings.export_precision)
-    served_in = "bf16" if precision == "bf16" else None
-    if served_in != mixed_precision:
+    if precision == "bf16" or mixed_precision:
         with strategy.scope():
-            model = _in_precision(task, model, config, mixed_precision, served_in)
+            model = _in_precision(task, model, config, precision)
         predictor = Predictor(model, strategy, None if task.per_token_outputs else bucket_width)
 
     # Every worker evaluates and predicts (the replicas' outputs are gathered); only the chief's files are kept.
@@ -165,11 +164,11 @@ def _export(task, model, precision, tokenizer, settings):
                  f" (no text_model.tflite: {written.text_problem})" if written.text_problem else "")
 
 
-def _in_precision(task, model, config, trained_in, precision):
-    """The trained `model`, or the same task model on an encoder computing in `precision` with its weights."""
-    if precision == trained_in:
-        return model
-    copy = task.build_model(build_encoder(config, precision))
+def _in_precision(task, model, config, precision):
+    """The same task model with the trained `model`'s weights on an encoder for inference in `precision` ("fp32",
+    or "bf16": bfloat16 weights and computation, `export.precision.INFERENCE_POLICIES`)."""
+    copy = task.build_model(BertEncoder(config, dtype=INFERENCE_POLICIES.get(precision),
+                                        causal_attention=config.causal_attention))
     copy.set_weights(model.get_weights())
     return copy
 

@@ -243,7 +243,7 @@ def test_the_tool_refuses_a_file_at_output_dir_in_one_line(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_bf16_export_converts_from_float32_to_the_float32_models_logits(tmp_path):
+def test_a_bf16_export_stores_bf16_weights_and_converts_from_its_float32_twin(tmp_path):
     vocab, _ = write_model_files(str(tmp_path / "model"))
     keras.utils.set_random_seed(3)
     rng = np.random.default_rng(1)
@@ -252,7 +252,8 @@ def test_a_bf16_export_converts_from_float32_to_the_float32_models_logits(tmp_pa
               "input_type_ids": np.zeros_like(mask)}
     model = spread(BertClassifier(BertEncoder(tiny_config()), len(LABELS)), inputs)
     fp32 = export_text_classifier(str(tmp_path / "fp32"), model, vocab, LABELS)
-    bf16 = export_text_classifier(str(tmp_path / "bf16"), model_in_precision(model, "bf16"), vocab, LABELS)
+    bf16_model = model_in_precision(model, "bf16")
+    bf16 = export_text_classifier(str(tmp_path / "bf16"), bf16_model, vocab, LABELS)
     expected, served_bf16 = ({k: v.numpy() for k, v in tf.saved_model.load(path).signatures["serve_tensors"](
         **{k: tf.constant(v) for k, v in inputs.items()}).items()} for path in (fp32, bf16))
     assert np.abs(served_bf16["logits"] - expected["logits"]).max() > 0  # the export does compute in bfloat16
@@ -263,8 +264,17 @@ def test_a_bf16_export_converts_from_float32_to_the_float32_models_logits(tmp_pa
     assert written.text_problem is None and os.path.exists(written.text_model_path)
     assert not [op for op in ops_of(written.model_path) if op not in _BUILTIN_NAMES.values()]
     got = run_tflite(written.model_path, inputs)
-    # float32 throughout: the float32 model's logits (bf16's 8-bit mantissa would be ~1e-2 of them off), its labels.
-    scale = np.abs(expected["logits"]).max()
-    np.testing.assert_allclose(got["logits"], expected["logits"], atol=1e-5 * scale, rtol=0)
+    # float32 throughout, with the export's weights (the encoder's stored rounded to bfloat16): the logits of the
+    # float32 model holding those weights (bf16's 8-bit mantissa would be ~1e-2 of them off), its labels.
+    rounded = BertClassifier(BertEncoder(tiny_config()), len(LABELS))
+    rounded.set_weights([tf.cast(w, tf.float32).numpy() for w in bf16_model.weights])
+    want = np.asarray(rounded(inputs))
+    scale = np.abs(want).max()
+    np.testing.assert_allclose(got["logits"], want, atol=1e-5 * scale, rtol=0)
     np.testing.assert_allclose(got["logits"], served_bf16["logits"], atol=2 ** -7 * scale, rtol=0)
-    assert list(got["label"]) == list(expected["label"]) and len(set(expected["label"])) > 1
+    assert list(got["label"]) == [LABELS[i].encode() for i in want.argmax(-1)] and len(set(got["label"])) > 1
+    # The export stores its weights as bfloat16: about half the float32 export's size on disk.
+    size = {name: sum(os.path.getsize(os.path.join(root, f)) for root, _, files in os.walk(tmp_path / name / "1" /
+                                                                                           "variables") for f in files)
+            for name in ("fp32", "bf16")}
+    assert 0.45 < size["bf16"] / size["fp32"] < 0.55, size
