@@ -1,7 +1,7 @@
 """Inference throughput: our encoder and our raw-text export, beside KerasHub and PyTorch + transformers.
 
     python -m bench.inference [--preset base] [--seq_length 128] [--batch_sizes 1,32] [--precisions fp32,bf16]
-        [--frameworks official_bert,export,keras_hub,torch] [--seconds 10]
+        [--frameworks official_bert,export,keras_hub,torch] [--seconds 10] [--torch_python PYTHON]
 
 Prints the machine (CPU features, oneDNN, load), the matmul peak of each dtype measured here, then one line per
 framework × precision × batch: seq/s, GFLOP/s (the encoder's matmul FLOPs) and their share of that dtype's peak,
@@ -14,24 +14,30 @@ and reads full-length sequences. The frameworks:
   mean pooling), loaded back and fed strings of seq_length tokens;
 - keras_hub: KerasHub's BertBackbone (`pip install keras-hub==0.32.0`, as `make bench` does), dtype
   mixed_bfloat16 for bf16;
-- torch: transformers' BertModel under torch.inference_mode, bf16 with torch.autocast (when torch and
-  transformers are installed; skipped otherwise).
+- torch: transformers' BertModel under torch.inference_mode, bf16 with torch.autocast, measured by
+  `bench.torch_peer` in a process of its own (PyTorch and TensorFlow in one process crash) run by --torch_python
+  (default: this Python; skipped where it lacks torch or transformers).
 """
 
 import argparse
+import json
 import os
+import subprocess
+import sys
 import tempfile
-import time
 
 import keras
 import numpy as np
 import tensorflow as tf
 
 from bench import hardware
+from bench.timing import seconds_per_call
 from official_bert import BertConfig, BertEncoder
 from official_bert.export.embedding import export_embedding
 from official_bert.export.precision import float32_outputs, model_in_precision
 from official_bert.text.tokenizer_spec import TokenizerSpec
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 FRAMEWORKS = ("official_bert", "export", "keras_hub", "torch")
 
@@ -44,20 +50,9 @@ def parse_args():
     parser.add_argument("--precisions", default="fp32,bf16")
     parser.add_argument("--frameworks", default=",".join(FRAMEWORKS))
     parser.add_argument("--seconds", type=float, default=10.0, help="timed seconds per measurement (at least 3 calls)")
+    parser.add_argument("--torch_python", default=sys.executable, help="the Python that runs the PyTorch peer "
+                        "(bench.torch_peer, in its own process): one with torch and transformers installed")
     return parser.parse_args()
-
-
-def seconds_per_call(call, seconds):
-    """Median wall seconds of call() over about `seconds`, after two untimed calls (tracing, allocation)."""
-    call()
-    call()
-    times, start = [], time.perf_counter()
-    while time.perf_counter() - start < seconds or len(times) < 3:
-        t = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - t)
-    times.sort()
-    return times[len(times) // 2]
 
 
 def token_ids(config, batch, seq_length):
@@ -101,31 +96,22 @@ def keras_hub_call(config, precision, ids):
     return lambda: forward(inputs).numpy()
 
 
-def torch_call(config, precision, ids):
-    import torch
-    import transformers
-
-    torch.set_num_threads(os.cpu_count())
-    model = transformers.BertModel(transformers.BertConfig(
-        vocab_size=config.vocab_size, hidden_size=config.hidden_size, num_hidden_layers=config.num_hidden_layers,
-        num_attention_heads=config.num_attention_heads, intermediate_size=config.intermediate_size,
-        hidden_act="gelu_new", max_position_embeddings=config.max_position_embeddings,
-        type_vocab_size=config.type_vocab_size), add_pooling_layer=True).eval()
-    inputs = {"input_ids": torch.from_numpy(ids.astype(np.int64)),
-              "attention_mask": torch.ones(ids.shape, dtype=torch.long),
-              "token_type_ids": torch.zeros(ids.shape, dtype=torch.long)}
-
-    def call():
-        with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16"):
-            return model(**inputs).last_hidden_state.float().numpy()
-
-    return call
+def torch_seq_per_s(config, precision, batch, seq_length, seconds, python):
+    """seq/s of the PyTorch peer, measured by `bench.torch_peer` in a process of its own run by `python`."""
+    done = subprocess.run([python, "-m", "bench.torch_peer", "--config", config.to_json_string(),
+                           "--batch", str(batch), "--seq_length", str(seq_length), "--precision", precision,
+                           "--seconds", str(seconds)], cwd=REPO, capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=REPO))
+    if done.returncode != 0:
+        raise RuntimeError(f"bench.torch_peer failed (exit {done.returncode}): {done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def available(framework):
-    modules = {"keras_hub": ("keras_hub",), "torch": ("torch", "transformers")}.get(framework, ())
+def available(framework, torch_python):
+    if framework == "torch":
+        return subprocess.run([torch_python, "-c", "import torch, transformers"], capture_output=True).returncode == 0
     try:
-        for module in modules:
+        for module in {"keras_hub": ("keras_hub",)}.get(framework, ()):
             __import__(module)
     except ImportError:
         return False
@@ -141,10 +127,11 @@ def main():
     print(hardware.machine_line(), flush=True)
     peaks = {p: hardware.matmul_peak({"fp32": "float32", "bf16": "bfloat16"}[p]) for p in precisions}
     print("matmul peak (2048³): " + ", ".join(f"{p} {peaks[p]:.0f} GFLOP/s" for p in precisions), flush=True)
+    installed = {f: available(f, args.torch_python) for f in frameworks}
     for framework in frameworks:
-        if not available(framework):
+        if not installed[framework]:
             print(f"{framework}: not installed, skipped", flush=True)
-    frameworks = [f for f in frameworks if available(f)]
+    frameworks = [f for f in frameworks if installed[f]]
     print(f"preset {args.preset} (L={config.num_hidden_layers} H={config.hidden_size}), seq {args.seq_length}, "
           f"batches {batch_sizes}, {args.seconds:.0f} s per measurement", flush=True)
     keras.utils.set_random_seed(0)
@@ -156,16 +143,21 @@ def main():
             ids = token_ids(config, batch, args.seq_length)
             for precision in precisions:
                 for framework in frameworks:
-                    call = {"official_bert": lambda: official_bert_call(encoder, precision, ids),
-                            "export": lambda: export_call(encoder, precision, ids, work),
-                            "keras_hub": lambda: keras_hub_call(config, precision, ids),
-                            "torch": lambda: torch_call(config, precision, ids)}[framework]()
-                    seq_per_s = batch / seconds_per_call(call, args.seconds)
+                    if framework == "torch":
+                        peer = torch_seq_per_s(config, precision, batch, args.seq_length, args.seconds,
+                                               args.torch_python)
+                        seq_per_s, note = peer["seq_per_s"], f"torch {peer['torch']}, transformers " \
+                            f"{peer['transformers']}, own process; "
+                    else:
+                        call = {"official_bert": lambda: official_bert_call(encoder, precision, ids),
+                                "export": lambda: export_call(encoder, precision, ids, work),
+                                "keras_hub": lambda: keras_hub_call(config, precision, ids)}[framework]()
+                        seq_per_s, note = batch / seconds_per_call(call, args.seconds), ""
                     gflops = seq_per_s * flops / 1e9
                     results[framework, precision, batch] = seq_per_s
                     print(f"{framework:13} {precision} batch {batch:3}: {seq_per_s:8.2f} seq/s, {gflops:7.1f} GFLOP/s "
                           f"= {gflops / peaks[precision]:4.0%} of the {precision} matmul peak "
-                          f"(load {hardware.load_line()})", flush=True)
+                          f"({note}load {hardware.load_line()})", flush=True)
     print("\nseq/s (ratio to official_bert)" + "".join(f" | {f}" for f in frameworks))
     for batch in batch_sizes:
         for precision in precisions:
