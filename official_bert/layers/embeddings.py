@@ -5,6 +5,7 @@ from keras import ops
 
 from official_bert.layers.dropout import Dropout
 from official_bert.layers.initializers import truncated_normal
+from official_bert.layers.layer_norm import float32_layer_norm, normalize
 
 
 @keras.saving.register_keras_serializable(package="official_bert")
@@ -40,8 +41,7 @@ class BertEmbeddings(keras.layers.Layer):
         self.initializer_range = initializer_range
         self.dropout_rate = dropout_rate
         self.layer_norm_eps = layer_norm_eps
-        self.layer_norm = keras.layers.LayerNormalization(epsilon=layer_norm_eps, dtype="float32",
-                                                          name="layer_norm")
+        self.layer_norm = float32_layer_norm(layer_norm_eps, "layer_norm")
         self.dropout = Dropout(dropout_rate, dtype=self.dtype_policy, name="dropout")
 
     def build(self, input_word_ids_shape, input_type_ids_shape=None):
@@ -66,9 +66,8 @@ class BertEmbeddings(keras.layers.Layer):
         x = ops.take(self.word_embeddings, input_word_ids, axis=0)
         x = x + ops.take(self.token_type_embeddings, input_type_ids, axis=0)
         x = x + ops.expand_dims(self.position_embeddings[:seq_length], 0)
-        x = self.layer_norm(x)
-        x = self.dropout(x, training=training)
-        return ops.cast(x, self.compute_dtype)
+        x = normalize(self.layer_norm, x, self.compute_dtype)
+        return self.dropout(x, training=training)
 
     def compute_output_shape(self, input_word_ids_shape, input_type_ids_shape=None):
         return tuple(input_word_ids_shape) + (self.hidden_size,)

@@ -7,6 +7,7 @@ from keras import ops
 from official_bert.layers import activations
 from official_bert.layers.dense import TokenDense
 from official_bert.layers.initializers import truncated_normal
+from official_bert.layers.layer_norm import float32_layer_norm, normalize
 
 
 @keras.saving.register_keras_serializable(package="official_bert")
@@ -54,8 +55,7 @@ class MaskedLMHead(keras.layers.Layer):
             embeddings.hidden_size, activation=activations.get(activation),
             kernel_initializer=truncated_normal(initializer_range),
             dtype=self.dtype_policy, name="transform")
-        self.layer_norm = keras.layers.LayerNormalization(epsilon=layer_norm_eps, dtype="float32",
-                                                          name="layer_norm")
+        self.layer_norm = float32_layer_norm(layer_norm_eps, "layer_norm")
 
     def build(self, sequence_output_shape, masked_positions_shape=None):
         hidden = self.embeddings.hidden_size
@@ -68,7 +68,7 @@ class MaskedLMHead(keras.layers.Layer):
         x = sequence_output
         if masked_positions is not None:
             x = tf.gather(x, ops.cast(masked_positions, "int32"), batch_dims=1)
-        x = ops.cast(self.layer_norm(self.dense(x)), self.compute_dtype)
+        x = normalize(self.layer_norm, self.dense(x), self.compute_dtype)
         table = ops.cast(self.embeddings.word_embeddings, self.compute_dtype)
         # One 2-D MatMul reading the [V, H] table as is (no broadcast batch-matmul, no materialized transpose).
         logits = tf.matmul(tf.reshape(x, [-1, tf.shape(x)[-1]]), table, transpose_b=True)

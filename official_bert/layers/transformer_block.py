@@ -9,6 +9,7 @@ from official_bert.layers.attention import MultiHeadSelfAttention
 from official_bert.layers.dense import TokenDense
 from official_bert.layers.dropout import Dropout
 from official_bert.layers.initializers import truncated_normal
+from official_bert.layers.layer_norm import float32_layer_norm, normalize
 
 
 @keras.saving.register_keras_serializable(package="official_bert")
@@ -57,16 +58,14 @@ class TransformerBlock(keras.layers.Layer):
             num_heads, hidden_size // num_heads, dropout_rate=attention_dropout_rate,
             initializer_range=initializer_range, dtype=self.dtype_policy, name="attention")
         self.attention_dropout = Dropout(dropout_rate, dtype=self.dtype_policy, name="attention_dropout")
-        self.attention_layer_norm = keras.layers.LayerNormalization(
-            epsilon=layer_norm_eps, dtype="float32", name="attention_layer_norm")
+        self.attention_layer_norm = float32_layer_norm(layer_norm_eps, "attention_layer_norm")
         self.intermediate = TokenDense(intermediate_size, activation=activations.get(activation),
                                        kernel_initializer=truncated_normal(initializer_range),
                                        dtype=self.dtype_policy, name="intermediate")
         self.output_dense = TokenDense(hidden_size, kernel_initializer=truncated_normal(initializer_range),
                                        dtype=self.dtype_policy, name="output")
         self.output_dropout = Dropout(dropout_rate, dtype=self.dtype_policy, name="output_dropout")
-        self.output_layer_norm = keras.layers.LayerNormalization(
-            epsilon=layer_norm_eps, dtype="float32", name="output_layer_norm")
+        self.output_layer_norm = float32_layer_norm(layer_norm_eps, "output_layer_norm")
 
     def build(self, x_shape, attention_bias_shape=None):
         self.attention.build(x_shape)
@@ -96,10 +95,10 @@ class TransformerBlock(keras.layers.Layer):
         attention_output = self.attention_dropout(attention_output, training=training)
         if output_positions is not None:
             x = tf.gather(x, ops.cast(output_positions, "int32"), batch_dims=1)
-        x = ops.cast(self.attention_layer_norm(x + attention_output), self.compute_dtype)
+        x = normalize(self.attention_layer_norm, x + attention_output, self.compute_dtype)
         ffn_output = self.output_dense(self.intermediate(x))
         ffn_output = self.output_dropout(ffn_output, training=training)
-        return ops.cast(self.output_layer_norm(x + ffn_output), self.compute_dtype)
+        return normalize(self.output_layer_norm, x + ffn_output, self.compute_dtype)
 
     def compute_output_shape(self, x_shape, attention_bias_shape=None, output_positions_shape=None):
         return tuple(x_shape) if output_positions_shape is None else tuple(output_positions_shape) + (x_shape[-1],)

@@ -1,0 +1,43 @@
+"""What the profile of bf16 inference found, held on any CPU: the element-wise ops a transformer layer adds to the
+traced inference graph stay at the counts reached (a refactor that brings back a pass over the activations fails
+here; one that removes a pass updates REACHED). That a bf16 inference model reads no weight through a cast is
+tests/export/test_export_precision.py's.
+
+Counted per layer as the difference between the graphs of a 2-layer and a 1-layer encoder (tf.function's traced
+graph, before grappler: the same on every CPU)."""
+
+import collections
+
+import pytest
+import tensorflow as tf
+
+from official_bert import BertConfig, BertEncoder
+from official_bert.export.precision import model_in_precision
+
+ELEMENT_WISE = ("AddV2", "Cast", "Mean", "Mul", "Neg", "Pow", "Rsqrt", "SquaredDifference", "Sub", "Tanh")
+# Per layer: the two layer norms' statistics and scale (Mean ×2, SquaredDifference, Rsqrt, Neg, Mul ×3, AddV2 ×3
+# each, Keras's form), the residual adds, the tanh GELU (Pow, Tanh, Mul ×5, AddV2 ×2) and attention's query scaling.
+# bf16: each layer norm casts its input to float32 and its output back (2 × 2), the attention scores to float32
+# and the probabilities back, the bias and the two scalar constants (query scale, GELU) — 10; before the
+# layer norms took a float32 input there were 14 (Keras rounded their output to bfloat16 and back).
+REACHED = {"fp32": {"AddV2": 11, "Mean": 4, "Mul": 11, "Neg": 2, "Pow": 1, "Rsqrt": 2, "SquaredDifference": 2,
+                   "Tanh": 1},
+          "bf16": {"AddV2": 11, "Cast": 10, "Mean": 4, "Mul": 11, "Neg": 2, "Pow": 1, "Rsqrt": 2,
+                   "SquaredDifference": 2, "Tanh": 1}}
+
+
+def graph_ops(layers, precision):
+    encoder = model_in_precision(BertEncoder(BertConfig.from_preset("tiny", vocab_size=100,
+                                                                    num_hidden_layers=layers)), precision)
+    specs = {name: tf.TensorSpec([None, None], tf.int32)
+             for name in ("input_word_ids", "input_mask", "input_type_ids")}
+    graph = tf.function(lambda x: encoder(x, training=False)["sequence_output"]).get_concrete_function(specs).graph
+    return collections.Counter(op.type for op in graph.get_operations())
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_a_layers_element_wise_ops_stay_at_the_counts_reached(precision):
+    one, two = graph_ops(1, precision), graph_ops(2, precision)
+    per_layer = {op: two[op] - one[op] for op in ELEMENT_WISE if two[op] - one[op]}
+    assert per_layer == REACHED[precision], per_layer
+
