@@ -1,7 +1,7 @@
 """Where the time goes: TensorFlow's profiler's op stats for inference and a pretraining step.
 
     python -m bench.profile [--preset base] [--precision fp32|bf16] [--batch_size 32] [--seq_length 128]
-        [--mode inference|train|both] [--steps 2] [--warmup_steps 1] [--top 20]
+        [--mode inference|train|both] [--remat] [--steps 2] [--warmup_steps 1] [--top 20]
 
 Prints the machine (CPU features, oneDNN, load) and the matmul peak of the precision measured here, as
 `bench.inference` and `bench.train_step` do, then for each mode a table of the op types TensorFlow ran, by self time
@@ -51,6 +51,8 @@ def parse_args(argv=None):
     parser.add_argument("--seq_length", type=int, default=128)
     parser.add_argument("--max_predictions_per_seq", type=int, default=20, help="train: masked positions a sequence")
     parser.add_argument("--mode", default="both", choices=["inference", "train", "both"])
+    parser.add_argument("--remat", action="store_true", help="train: recompute each transformer block in the "
+                        "backward pass, as bench.train_step --remat")
     parser.add_argument("--steps", type=int, default=2, help="profiled calls (inference) or training steps")
     parser.add_argument("--warmup_steps", type=int, default=1, help="unprofiled ones first")
     parser.add_argument("--top", type=int, default=20, help="op types shown; the rest are summed in one row")
@@ -122,7 +124,7 @@ def train_run(config, precision, args):
     policy = keras.mixed_precision.global_policy()
     keras.mixed_precision.set_global_policy("mixed_bfloat16" if precision == "bf16" else "float32")
     try:
-        model = train_step.official_bert_model(config)
+        model = train_step.official_bert_model(config, args.remat)
     finally:
         keras.mixed_precision.set_global_policy(policy)
     train_step.compile_for_training(model)
@@ -142,7 +144,8 @@ def profile(mode, config, args):
     start = time.perf_counter()
     stats = op_stats(lambda: run(args.steps))
     seconds = (time.perf_counter() - start) / args.steps
-    what = "forward pass (encoder)" if mode == "inference" else "pretraining step (MLM + NSP, AdamW)"
+    what = ("forward pass (encoder)" if mode == "inference" else
+            f"pretraining step (MLM + NSP, AdamW{', --remat' if args.remat else ''})")
     heading = (f"{mode}, {args.precision}: {what}, batch {args.batch_size}, seq {args.seq_length}, "
                f"{args.steps} profiled steps, {seconds * 1000:.0f} ms per step wall under the profiler")
     return heading + "\n" + format_table(stats, args.steps, args.top)
