@@ -37,6 +37,7 @@ def layer_map(student_layers, teacher_layers):
     return [(m + 1) * teacher_layers // student_layers - 1 for m in range(student_layers)]
 
 
+@keras.saving.register_keras_serializable(package="official_bert")
 class IntermediateLayerDistillation(keras.Model):
     """Trains `student` (a `BertClassifier`) with TinyBERT's intermediate losses toward `teacher`'s layers added to
     its compiled loss; returns the student's logits. `fit` trains this model, everything else uses the student:
@@ -59,6 +60,8 @@ class IntermediateLayerDistillation(keras.Model):
     ...           "input_type_ids": np.zeros((1, 4), "int32")}
     >>> tuple(model(inputs).shape), len(model.losses), model.layer_map, tuple(model.projection.kernel.shape)
     ((1, 2), 1, [1], (128, 64))
+    >>> IntermediateLayerDistillation.from_config(model.get_config()).layer_map
+    [1]
     """
 
     def __init__(self, student, teacher, weight, **kwargs):
@@ -91,7 +94,16 @@ class IntermediateLayerDistillation(keras.Model):
         return logits
 
     def get_config(self):
-        raise NotImplementedError("a training-time wrapper: save its student")
+        return {"student": keras.saving.serialize_keras_object(self.student),
+                "teacher": keras.saving.serialize_keras_object(self._teacher.model), "weight": self.weight,
+                "name": self.name}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        for key in ("student", "teacher"):
+            config[key] = keras.saving.deserialize_keras_object(config[key])
+        return cls(**config)
 
 
 def intermediate_loss(student, teacher, input_mask, mapping, projection=None):
