@@ -78,6 +78,7 @@ class IntermediateLayerDistillation(keras.Model):
             self.projection = keras.layers.Dense(teacher_config.hidden_size, dtype="float32",
                                                  name="distillation_projection")
             self.projection.build((None, None, student_config.hidden_size))
+        self.built = True  # every weight exists: the student's, the teacher's and the projection's
 
     @property
     def encoder(self):

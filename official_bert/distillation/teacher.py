@@ -25,7 +25,7 @@ from official_bert.classification.own_files import LABEL_FILE, read_label_file
 from official_bert.configs import BertConfig
 from official_bert.distillation.errors import DistillationError
 from official_bert.errors import Error
-from official_bert.export.saved_model import EXTRA_DIR, KERAS_NAME
+from official_bert.export.saved_model import KERAS_NAME
 from official_bert.export.tflite import saved_model_version
 from official_bert.finetuning.best import best_checkpoint
 from official_bert.finetuning.predict import Predictor
@@ -47,7 +47,7 @@ class Teacher:
     A run_classifier.py output directory means its --keep_best checkpoint if it kept one, else its newest; a
     checkpoint is anything `load_checkpoint` reads, with its bert_config.json and vocab.txt beside it; an export
     (--export_dir, or one version of it: the newest if not named) is its model.keras, assets/vocab.txt and
-    assets.extra/labels.json, computing in the export's precision.
+    labels.json, computing in the export's precision.
 
     Args:
         path: --teacher.
@@ -104,7 +104,7 @@ class Teacher:
         self.label_file = read_label_file(located.directory, path)
 
     def _from_export(self, version):
-        """A SavedModel written by --export_dir: its model.keras, assets/vocab.txt and assets.extra/labels.json."""
+        """A SavedModel written by --export_dir: its model.keras, assets/vocab.txt and labels.json."""
         path, keras_file = self.path, os.path.join(version, KERAS_NAME)
         if not tf.io.gfile.exists(keras_file):
             raise DistillationError(f"--teacher={path}: the export {version} has no {KERAS_NAME} (the Keras model "
@@ -120,7 +120,7 @@ class Teacher:
                                     "BertClassifier (a classification, multi-label or regression model)")
         self._model, self.config, self.num_outputs = model, model.encoder.config, model.num_classes
         self._identity_files = [keras_file]
-        labels = os.path.join(version, EXTRA_DIR, LABEL_FILE)
+        labels = os.path.join(version, LABEL_FILE)
         self.label_file = None
         if tf.io.gfile.exists(labels):
             with tf.io.gfile.GFile(labels) as f:

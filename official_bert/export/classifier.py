@@ -81,7 +81,7 @@ def classifier_serving_spec(tokenizer, seq_length, label_list, *, text_b=False, 
     The raw-text inputs are `text_a` [batch], plus `text_b` [batch] for sentence-pair tasks, or the endings
     `text_b` [batch, num_choices] for multiple choice (text_a then being the context). Each request is padded
     to its longest sequence only (at most seq_length): the outputs are the same, a short text is faster. The
-    version's `assets.extra/labels.json` records the kind ("single_label", "multi_label", "regression" or
+    version's `labels.json` (beside saved_model.pb) records the kind ("single_label", "multi_label", "regression" or
     "multiple_choice") and the labels in output order, for the tools that read an export as a model
     (bert-distill's --teacher).
 

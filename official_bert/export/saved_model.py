@@ -8,7 +8,7 @@ tensor signatures output), and `export_saved_model` writes a new version under t
 - `serve_examples`: serialized tf.Examples with the original's int64 features input_ids, input_mask and
   segment_ids (as run_classifier's and run_squad's TFRecords hold them) → the outputs;
 
-plus `model.keras` beside saved_model.pb and the spec's `extra_files` in `assets.extra/`. Only TensorFlow is needed
+plus `model.keras` and the spec's `extra_files` beside saved_model.pb. Only TensorFlow is needed
 to serve it (and tensorflow-text's ops for a SentencePiece tokenizer, or `BertTokenizer(wordpiece="tf_text")`).
 """
 
@@ -23,7 +23,6 @@ from official_bert.export.versions import write_new_version
 from official_bert.models.task_model import ENCODER_INPUTS
 
 KERAS_NAME = "model.keras"
-EXTRA_DIR = "assets.extra"
 SIGNATURES = ("serving_default", "serve_tensors", "serve_examples")
 # The encoder's inputs under the original's tf.Example feature names.
 EXAMPLE_FEATURES = {"input_word_ids": "input_ids", "input_mask": "input_mask", "input_type_ids": "segment_ids"}
@@ -44,8 +43,8 @@ class ServingSpec:
             (num_choices, seq_length) for multiple choice.
         resources: what the preprocessing uses that must be saved too: tokenizer layers, which carry the
             vocabulary (or SentencePiece model) as an asset.
-        extra_files: name → text of files the version holds in `assets.extra/` (TF Serving's place for files
-            the graph does not read), e.g. a classifier's labels.json.
+        extra_files: name → text of files the version holds beside saved_model.pb and model.keras, which the
+            graph does not read, e.g. a classifier's labels.json.
     """
 
     text_inputs: dict
@@ -122,8 +121,7 @@ def export_saved_model(export_dir, model, spec):
         tf.saved_model.save(root, directory, signatures=signatures)
         model.save(os.path.join(directory, KERAS_NAME))
         for name, text in spec.extra_files.items():
-            tf.io.gfile.makedirs(os.path.join(directory, EXTRA_DIR))
-            with tf.io.gfile.GFile(os.path.join(directory, EXTRA_DIR, name), "w") as f:
+            with tf.io.gfile.GFile(os.path.join(directory, name), "w") as f:
                 f.write(text)
 
     return write_new_version(export_dir, write)

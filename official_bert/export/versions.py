@@ -11,7 +11,7 @@ import uuid
 import tensorflow as tf
 
 from official_bert.io.atomic import move_tree, remove_tree, temporary_path
-from official_bert.io.files import remove_stale_temporaries
+from official_bert.io.files import is_remote, remove_stale_temporaries
 
 
 def versions(export_dir):
@@ -64,7 +64,13 @@ def write_new_version(export_dir, write):
             try:
                 move_tree(tmp, target)
                 return target
+            except tf.errors.AlreadyExistsError:
+                continue  # another exporter took this number meanwhile: try the next
             except (OSError, tf.errors.OpError):
+                if is_remote(target):
+                    # Renamed file by file there, and failed on the way: what was moved is not a version.
+                    remove_tree(target)
+                    raise
                 if not tf.io.gfile.exists(target):
                     raise  # else another exporter took this number meanwhile: try the next
     finally:

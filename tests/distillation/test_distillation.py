@@ -115,7 +115,7 @@ def test_an_export_teaches_as_the_run_it_came_from(tmp_path):
     export_dir = str(tmp_path / "export")
     teacher_dir, files, vocab = train_teacher(tmp_path, "multi", epochs=1, export_dir=export_dir)
     from_run, from_export = Teacher(teacher_dir), Teacher(export_dir)
-    # What the export records (assets.extra/labels.json, assets/vocab.txt, model.keras) is what the run wrote.
+    # What the export records (labels.json, assets/vocab.txt, model.keras) is what the run wrote.
     assert (from_export.kind, from_export.labels, from_export.num_outputs) == ("multi_label",
                                                                                ["cinema", "neg", "pos"], 3)
     assert from_export.config == from_run.config

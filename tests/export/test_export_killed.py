@@ -42,3 +42,33 @@ def test_an_export_killed_midway_leaves_nothing_after_the_next_one(tmp_path):
                                                                    "w").close())
     assert sorted(os.listdir(export_dir)) == sorted(["1", os.path.basename(running)])
     assert versions(export_dir) == [1] and os.listdir(written) == ["saved_model.pb"]
+
+
+def test_a_remote_version_that_fails_to_move_is_an_error_and_leaves_no_partial_version(monkeypatch):
+    # A remote filesystem renames file by file: one rename failing must end the export (it once retried the next
+    # version number forever), with nothing left under a version number.
+    import tensorflow as tf
+
+    export_dir = "ram://failing_move/export"
+
+    def write(directory):
+        for name in ("saved_model.pb", "variables/variables.index", "assets/vocab.txt"):
+            tf.io.gfile.makedirs(os.path.dirname(os.path.join(directory, name)))
+            with tf.io.gfile.GFile(os.path.join(directory, name), "w") as f:
+                f.write("x")
+
+    rename = tf.io.gfile.rename
+    renamed = []
+
+    def failing(old, new, overwrite=False):
+        if renamed:
+            raise tf.errors.UnavailableError(None, None, "the store went away")
+        renamed.append(new)
+        rename(old, new, overwrite)
+
+    monkeypatch.setattr(tf.io.gfile, "rename", failing)
+    with pytest.raises(tf.errors.UnavailableError):
+        write_new_version(export_dir, write)
+    assert len(renamed) == 1  # one file moved, then the failure: not retried
+    assert versions(export_dir) == []
+    assert not [name for name in tf.io.gfile.listdir(export_dir) if name.rstrip("/").isdigit()]

@@ -15,6 +15,7 @@ import pytest
 import official_bert
 from official_bert import (BertClassifier, BertConfig, BertEncoder, BertMultipleChoice, BertPretrainer,
                            BertSpanLabeler, BertTokenClassifier)
+from official_bert.distillation.intermediate import IntermediateLayerDistillation
 from official_bert.layers import BertEmbeddings, Dropout, MultiHeadSelfAttention, TransformerBlock
 from official_bert.layers.dense import TokenDense
 from official_bert.features.pooling import SentencePooling
@@ -102,6 +103,11 @@ MODELS = {
                                           pooling="max"), encoder_inputs()),
     "MaskedLM": lambda: (MaskedLM(BertEncoder(tiny_config()), TextPreprocessor(VOCAB, sequence_length=16)),
                          {**encoder_inputs(), "masked_lm_positions": np.array([[1, 2], [0, 3]], "int32")}),
+    # Its output is the student's logits; the teacher (not its weights: it is neither trained nor saved) comes back
+    # from the config, the projection's weights from the file.
+    "IntermediateLayerDistillation": lambda: (IntermediateLayerDistillation(
+        BertClassifier(BertEncoder(tiny_config()), 3), BertClassifier(BertEncoder(tiny_config().replace(hidden_size=32)), 3),
+        weight=0.5), encoder_inputs()),
 }
 # Registered objects that are not layers or models, covered by their own tests: the optimizers and the schedule
 # (test_optimization.py), the NER token accuracy (test_run_ner.py), the GELU functions (test_model.py), the own-data
