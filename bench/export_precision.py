@@ -43,7 +43,7 @@ def parse_args():
 
 
 def size_mib(directory):
-    return sum(os.path.getsize(os.path.join(directory, f)) for f in files_under(directory)) / 2 ** 20
+    return sum(tf.io.gfile.stat(os.path.join(directory, f)).length for f in files_under(directory)) / 2 ** 20
 
 
 def served_labels(path, texts, batch_size):

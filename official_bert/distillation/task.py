@@ -3,9 +3,9 @@ teacher's outputs as well as from the labels, driven by `finetuning.run_task` li
 
 What it changes of the task it wraps: the training stream carries the teacher's logits beside each label (computed
 once and cached, `Teacher.outputs`), and unlabelled text the teacher labels (`UnlabeledText`); the loss is
-`DistillationLoss` (plus TinyBERT's intermediate-layer losses with a weight: `intermediate.py`); the dev results gain the teacher's figures (teacher_*) and how often the student agrees with
-it. Everything else — features and their cache, evaluation, labels.json, thresholds.json, predictions, the export —
-is the wrapped task's.
+`DistillationLoss` (plus TinyBERT's intermediate-layer losses with a weight: `intermediate.py`); the dev results
+gain the teacher's figures (teacher_*) and how often the student agrees with it. Everything else — features and
+their cache, evaluation, labels.json, thresholds.json, predictions, the export — is the wrapped task's.
 """
 
 import dataclasses

@@ -5,7 +5,8 @@ computed once and cached beside the features.
 The cache: feature_cache/<features>.teacher-<key>.npz beside the feature file `<features>.tf_record`, where the key
 hashes the feature file's name (itself a hash of everything the features depend on) and the teacher's identity: its
 config and the bytes of its checkpoint's index (which holds a checksum of every weight) or, for a single-file
-checkpoint, of the file; an export's, the bytes of its model.keras (config and weights). A retrained teacher, or other features, compute again; the same ones are read back.
+checkpoint, of the file; an export's, the bytes of its model.keras (config and weights). A retrained teacher, or
+other features, compute again; the same ones are read back.
 """
 
 import hashlib
@@ -21,7 +22,7 @@ from absl import logging
 
 from official_bert.checkpoints import causal, detect, load_checkpoint
 from official_bert.classification import feature_dataset
-from official_bert.classification.own_files import LABEL_FILE, read_label_file
+from official_bert.classification.own_files import read_label_file
 from official_bert.configs import BertConfig
 from official_bert.distillation.errors import DistillationError
 from official_bert.errors import Error
@@ -120,11 +121,7 @@ class Teacher:
                                     "BertClassifier (a classification, multi-label or regression model)")
         self._model, self.config, self.num_outputs = model, model.encoder.config, model.num_classes
         self._identity_files = [keras_file]
-        labels = os.path.join(version, LABEL_FILE)
-        self.label_file = None
-        if tf.io.gfile.exists(labels):
-            with tf.io.gfile.GFile(labels) as f:
-                self.label_file = json.load(f)
+        self.label_file = read_label_file(version)
 
     @property
     def kind(self):

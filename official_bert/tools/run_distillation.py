@@ -23,9 +23,10 @@ The loss (Hinton et al. 2015, DistilBERT): alpha * soft + (1 - alpha) * hard, so
 teacher's probabilities at --temperature times its square (multi-label: a sigmoid per label; regression: the squared
 difference from the teacher's score), hard = the task's loss on the label; a row of --unlabeled_file has the soft
 loss alone. Defaults --alpha=0.5 --temperature=2, DistilBERT's. --intermediate_loss_weight adds TinyBERT's
-intermediate-layer losses (embeddings, hidden states, attention scores; the teacher then runs at every step). The teacher's outputs are computed once, in batches,
-and cached beside the features (feature_cache/*.teacher-<key>.npz, keyed by the features and the teacher's config and
-weights), so an epoch costs the student alone and a rerun reuses them.
+intermediate-layer losses (embeddings, hidden states, attention scores; the teacher then runs at every step).
+The teacher's outputs are computed once, in batches, and cached beside the features (feature_cache/*.teacher-<key>.npz,
+keyed by the features and the teacher's config and weights), so an epoch costs the student alone and a rerun reuses
+them.
 
 Outputs in --output_dir, as run_classifier.py's: checkpoints, eval_results.txt/.json (the student's figures under
 the task's names, the teacher's as teacher_*, and eval_teacher_agreement: the share of dev examples where the

@@ -55,8 +55,8 @@ def _case(tmp_path, name):
 
 
 CASES = ("another vocabulary", "labels the teacher lacks", "a wider student for layer copying",
-         "an unlabelled file in an unknown format", "a negative intermediate weight", "an export without its Keras model",
-         "intermediate losses on a frozen student")
+         "an unlabelled file in an unknown format", "a negative intermediate weight",
+         "an export without its Keras model", "intermediate losses on a frozen student")
 
 
 @pytest.mark.slow

@@ -106,7 +106,8 @@ MODELS = {
     # Its output is the student's logits; the teacher (not its weights: it is neither trained nor saved) comes back
     # from the config, the projection's weights from the file.
     "IntermediateLayerDistillation": lambda: (IntermediateLayerDistillation(
-        BertClassifier(BertEncoder(tiny_config()), 3), BertClassifier(BertEncoder(tiny_config().replace(hidden_size=32)), 3),
+        BertClassifier(BertEncoder(tiny_config()), 3),
+        BertClassifier(BertEncoder(tiny_config().replace(hidden_size=32)), 3),
         weight=0.5), encoder_inputs()),
 }
 # Registered objects that are not layers or models, covered by their own tests: the optimizers and the schedule
