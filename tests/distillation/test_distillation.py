@@ -215,3 +215,18 @@ def test_the_student_has_run_classifiers_outputs_and_loads_as_a_text_classifier(
     probabilities = served(text_a=tf.constant(UNLABELED[:2]))["probabilities"].numpy()
     np.testing.assert_allclose(probabilities, 1 / (1 + np.exp(-student.predict(UNLABELED[:2], verbose=0))),
                                atol=1e-5)
+
+
+def test_an_export_with_a_damaged_labels_json_is_refused_in_one_line(tmp_path):
+    from official_bert.errors import Error
+
+    version = tmp_path / "export" / "1"
+    (version / "assets").mkdir(parents=True)
+    (version / "saved_model.pb").write_bytes(b"")
+    (version / "assets" / "vocab.txt").write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\nhi\n")
+    BertClassifier(BertEncoder(BertConfig.from_preset("tiny", vocab_size=5, num_hidden_layers=1)), 2).save(
+        str(version / "model.keras"))
+    (version / "labels.json").write_text('{"kind": "single_label", "labels": [')
+    with pytest.raises(Error, match=r"labels.json: not a label file") as raised:
+        Teacher(str(tmp_path / "export"))
+    assert "\n" not in str(raised.value)
