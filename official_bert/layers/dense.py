@@ -3,6 +3,8 @@
 import keras
 import tensorflow as tf
 
+from official_bert.layers import activations
+
 
 def project(x, kernel, bias=None, activation=None):
     """activation(x[..., D] · kernel[D, F] + bias) as a single 2-D MatMul.
@@ -43,6 +45,11 @@ class TokenDense(keras.layers.Layer):
         activation: optional activation function.
         kernel_initializer: initializer of the kernel.
 
+    Call args:
+        x: [..., D] input.
+        training: when True, the activation is `activations.for_training`'s form (GELU and its gradient as one
+            compiled kernel each); otherwise the plain one, which oneDNN fuses into the matmul.
+
     Example:
     >>> import numpy as np
     >>> tuple(TokenDense(3)(np.ones((2, 5, 4), "float32")).shape)
@@ -60,8 +67,9 @@ class TokenDense(keras.layers.Layer):
                                       name="kernel")
         self.bias = self.add_weight(shape=(self.units,), initializer="zeros", name="bias")
 
-    def call(self, x):
-        return project(x, self.kernel, self.bias, self.activation)
+    def call(self, x, training=None):
+        activation = activations.for_training(self.activation) if training else self.activation
+        return project(x, self.kernel, self.bias, activation)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[:-1]) + (self.units,)

@@ -96,7 +96,7 @@ class TransformerBlock(keras.layers.Layer):
         if output_positions is not None:
             x = tf.gather(x, ops.cast(output_positions, "int32"), batch_dims=1)
         x = normalize(self.attention_layer_norm, x + attention_output, self.compute_dtype)
-        ffn_output = self.output_dense(self.intermediate(x))
+        ffn_output = self.output_dense(self.intermediate(x, training=training))
         ffn_output = self.output_dropout(ffn_output, training=training)
         return normalize(self.output_layer_norm, x + ffn_output, self.compute_dtype)
 

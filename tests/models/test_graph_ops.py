@@ -41,3 +41,45 @@ def test_a_layers_element_wise_ops_stay_at_the_counts_reached(precision):
     per_layer = {op: two[op] - one[op] for op in ELEMENT_WISE if two[op] - one[op]}
     assert per_layer == REACHED[precision], per_layer
 
+
+
+def compiled_calls(graph):
+    """The XLA-compiled function calls of a traced graph (tf.function(jit_compile=True) marks its call ops)."""
+    calls = [op for op in graph.get_operations() if op.type in ("PartitionedCall", "StatefulPartitionedCall")]
+    return [op for op in calls if op.node_def.attr["_XlaMustCompile"].b]
+
+
+@pytest.mark.parametrize("hidden_act", ["gelu", "gelu_erf"])
+def test_training_runs_each_gelu_and_its_gradient_as_one_compiled_kernel(hidden_act):
+    # The training profile found a GELU differentiated op by op: ten passes over [B·T, intermediate] in bf16.
+    encoder = BertEncoder(BertConfig.from_preset("tiny", vocab_size=100, num_hidden_layers=2, hidden_act=hidden_act))
+    ids = tf.constant([[2, 7, 9, 3]])
+    inputs = {"input_word_ids": ids, "input_mask": tf.ones_like(ids), "input_type_ids": tf.zeros_like(ids)}
+
+    def step(training):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(encoder(inputs, training=training)["sequence_output"])
+        return tape.gradient(loss, encoder.trainable_variables)
+
+    for training, compiled in ((True, 2 * 2), (False, 0)):  # forward + backward, each layer
+        graph = tf.function(lambda: step(training)).get_concrete_function().graph
+        counts = collections.Counter(op.type for op in graph.get_operations())
+        assert len(compiled_calls(graph)) == compiled, training
+        # Outside training each layer's GELU stays in the graph, where oneDNN fuses it into the matmul before it;
+        # the one Tanh left in training is the pooler's.
+        assert counts["Tanh"] + counts["Erf"] == 1 + (0 if training else 2), counts
+
+
+def test_the_optimizer_updates_each_variable_in_one_compiled_kernel():
+    # The training profile found AdamWeightDecay's update run op by op: about fifteen passes over each variable.
+    from official_bert.optimization import AdamWeightDecay
+
+    encoder = BertEncoder(BertConfig.from_preset("tiny", vocab_size=100, num_hidden_layers=1))
+    variables = encoder.trainable_variables
+    optimizer = AdamWeightDecay(learning_rate=0.1)
+    optimizer.build(variables)
+    graph = tf.function(lambda grads: optimizer.apply(grads, variables)).get_concrete_function(
+        [tf.TensorSpec(v.shape, v.dtype) for v in variables]).graph
+    counts = collections.Counter(op.type for op in graph.get_operations())
+    assert len(compiled_calls(graph)) == len(variables)
+    assert counts["Sqrt"] == 1, counts  # the global norm's; each update's is inside its kernel
