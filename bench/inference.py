@@ -1,7 +1,8 @@
 """Inference throughput: our encoder and our raw-text export, beside KerasHub and PyTorch + transformers.
 
     python -m bench.inference [--preset base] [--seq_length 128] [--batch_sizes 1,32] [--precisions fp32,bf16]
-        [--frameworks official_bert,export,keras_hub,torch] [--seconds 10] [--torch_python PYTHON]
+        [--frameworks official_bert,export,keras_hub,torch] [--seconds 10] [--rounds 1]
+        [--torch_python PYTHON]
 
 Prints the machine (CPU features, oneDNN, load), the matmul peak of each dtype measured here, then one line per
 framework × precision × batch: seq/s, GFLOP/s (the encoder's matmul FLOPs) and their share of that dtype's peak,
@@ -22,6 +23,7 @@ and reads full-length sequences. The frameworks:
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -50,6 +52,8 @@ def parse_args():
     parser.add_argument("--precisions", default="fp32,bf16")
     parser.add_argument("--frameworks", default=",".join(FRAMEWORKS))
     parser.add_argument("--seconds", type=float, default=10.0, help="timed seconds per measurement (at least 3 calls)")
+    parser.add_argument("--rounds", type=int, default=1, help="measure every cell this many times, the frameworks "
+                        "taking turns, and report the median (PyTorch's seq/s moved 30 %% between runs on one machine)")
     parser.add_argument("--torch_python", default=sys.executable, help="the Python that runs the PyTorch peer "
                         "(bench.torch_peer, in its own process): one with torch and transformers installed")
     return parser.parse_args()
@@ -137,36 +141,48 @@ def main():
     keras.utils.set_random_seed(0)
     encoder = BertEncoder(config)
     flops = hardware.encoder_flops_per_sequence(config, args.seq_length)
-    results = {}
+    results, calls = {}, {}
     with tempfile.TemporaryDirectory() as work:
         for batch in batch_sizes:
             ids = token_ids(config, batch, args.seq_length)
             for precision in precisions:
-                for framework in frameworks:
-                    if framework == "torch":
-                        peer = torch_seq_per_s(config, precision, batch, args.seq_length, args.seconds,
-                                               args.torch_python)
-                        seq_per_s, note = peer["seq_per_s"], f"torch {peer['torch']}, transformers " \
-                            f"{peer['transformers']}, own process; "
-                    else:
-                        call = {"official_bert": lambda: official_bert_call(encoder, precision, ids),
-                                "export": lambda: export_call(encoder, precision, ids, work),
-                                "keras_hub": lambda: keras_hub_call(config, precision, ids)}[framework]()
-                        seq_per_s, note = batch / seconds_per_call(call, args.seconds), ""
-                    gflops = seq_per_s * flops / 1e9
-                    results[framework, precision, batch] = seq_per_s
-                    print(f"{framework:13} {precision} batch {batch:3}: {seq_per_s:8.2f} seq/s, {gflops:7.1f} GFLOP/s "
-                          f"= {gflops / peaks[precision]:4.0%} of the {precision} matmul peak "
-                          f"({note}load {hardware.load_line()})", flush=True)
-    print("\nseq/s (ratio to official_bert)" + "".join(f" | {f}" for f in frameworks))
+                for _ in range(args.rounds):
+                    for framework in frameworks:
+                        if framework == "torch":
+                            peer = torch_seq_per_s(config, precision, batch, args.seq_length, args.seconds,
+                                                   args.torch_python)
+                            seq_per_s, note = peer["seq_per_s"], f"torch {peer['torch']}, transformers " \
+                                f"{peer['transformers']}, own process; "
+                        else:
+                            key = framework, precision, batch
+                            if key not in calls:
+                                calls[key] = {"official_bert": lambda: official_bert_call(encoder, precision, ids),
+                                              "export": lambda: export_call(encoder, precision, ids, work),
+                                              "keras_hub": lambda: keras_hub_call(config, precision, ids)}[framework]()
+                            seq_per_s, note = batch / seconds_per_call(calls[key], args.seconds), ""
+                        gflops = seq_per_s * flops / 1e9
+                        results.setdefault((framework, precision, batch), []).append(seq_per_s)
+                        print(f"{framework:13} {precision} batch {batch:3}: {seq_per_s:8.2f} seq/s, {gflops:7.1f} "
+                              f"GFLOP/s = {gflops / peaks[precision]:4.0%} of the {precision} matmul peak "
+                              f"({note}load {hardware.load_line()})", flush=True)
+                calls.clear()
+    rounds = f", median of {args.rounds} rounds (min-max)" if args.rounds > 1 else ""
+    print(f"\nseq/s (ratio to official_bert{rounds})" + "".join(f" | {f}" for f in frameworks))
     for batch in batch_sizes:
         for precision in precisions:
             ours = results.get(("official_bert", precision, batch))
-            cells = [f"{results[f, precision, batch]:.2f}" + (f" ({results[f, precision, batch] / ours:.2f})"
-                                                              if ours and f != "official_bert" else "")
-                     for f in frameworks]
+            cells = [cell(results[f, precision, batch], ours if f != "official_bert" else None) for f in frameworks]
             print(f"batch {batch} {precision} | " + " | ".join(cells))
 
+
+def cell(figures, ours):
+    """`median (ratio to ours' median) [min-max]`; the range only for several rounds."""
+    text = f"{statistics.median(figures):.2f}"
+    if ours:
+        text += f" ({statistics.median(figures) / statistics.median(ours):.2f})"
+    if len(figures) > 1:
+        text += f" [{min(figures):.2f}-{max(figures):.2f}]"
+    return text
 
 if __name__ == "__main__":
     main()
