@@ -11,7 +11,7 @@ types past --top are summed in one row. oneDNN's kernels keep their names (`_Mkl
 so the table shows what the runtime ran, after grappler's rewrites.
 
 - inference: `BertEncoder` forward in a tf.function, as `bench.inference` times it (`model_in_precision` for bf16);
-- train: a pretraining step (MLM + NSP, AdamW) on `bench.train_step`'s synthetic batch, through `Model.fit`, the
+- train: a pretraining step (MLM + NSP, AdamWeightDecay) on `bench.train_step`'s synthetic batch, through `Model.fit`,
   model built under the mixed_bfloat16 policy for bf16 (`--mixed_precision bf16`).
 
 Both run --warmup_steps unprofiled first (tracing, oneDNN's primitive caches). The profiler's trace goes to a
@@ -40,6 +40,7 @@ COLUMNS = ("op type", "total ms", "share", "count", "per step", "us/call")
 DTYPES = {"fp32": "float32", "bf16": "bfloat16"}
 # TensorFlow node names have no ":" (https://www.tensorflow.org/api_docs/python/tf/Operation#name), op types are
 # identifiers.
+_XLA_EVENT = "CpuExecutable::ExecuteAsyncOnStream"
 _OP_EVENT = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\-/>]*:([A-Za-z_][A-Za-z0-9_]*)$")
 
 
@@ -63,6 +64,18 @@ def parse_args(argv=None):
     return args
 
 
+def _op_type(event_name):
+    """The op type of a profiler event, or None for the runtime's own events ("ExecutorState::Process").
+
+    An op's event is named "node name:op type". An XLA-compiled function (the optimizer's update, training's GELU)
+    runs as one executable, whose event is named for that and has no op type: it is counted as "XLA executable".
+    """
+    if event_name == _XLA_EVENT:
+        return "XLA executable"
+    match = _OP_EVENT.match(event_name)
+    return match.group(1) if match else None
+
+
 def op_stats(run):
     """Calls run() under TensorFlow's profiler; returns the OpStats of every op type it ran, longest first.
 
@@ -82,9 +95,8 @@ def op_stats(run):
     totals = collections.defaultdict(lambda: [0.0, 0])
     for plane in space.planes:
         for line in plane.lines:
-            # An op's event is named "node name:op type"; events of the runtime ("ExecutorState::Process") are not.
-            ops = [(event.offset_ps, event.duration_ps, match.group(1)) for event in line.events
-                   for match in [_OP_EVENT.match(plane.event_metadata[event.metadata_id].name)] if match]
+            ops = [(event.offset_ps, event.duration_ps, op_type) for event in line.events
+                   for op_type in [_op_type(plane.event_metadata[event.metadata_id].name)] if op_type]
             enclosing = []  # (end, op type) of the ops the current one runs within
             for start, duration, op_type in sorted(ops, key=lambda op: (op[0], -op[1])):
                 while enclosing and enclosing[-1][0] <= start:
@@ -145,7 +157,7 @@ def profile(mode, config, args):
     stats = op_stats(lambda: run(args.steps))
     seconds = (time.perf_counter() - start) / args.steps
     what = ("forward pass (encoder)" if mode == "inference" else
-            f"pretraining step (MLM + NSP, AdamW{', --remat' if args.remat else ''})")
+            f"pretraining step (MLM + NSP, AdamWeightDecay{', --remat' if args.remat else ''})")
     heading = (f"{mode}, {args.precision}: {what}, batch {args.batch_size}, seq {args.seq_length}, "
                f"{args.steps} profiled steps, {seconds * 1000:.0f} ms per step wall under the profiler")
     return heading + "\n" + format_table(stats, args.steps, args.top)

@@ -26,6 +26,7 @@ import tensorflow as tf
 from bench import hardware
 from official_bert import BertConfig, BertEncoder, BertPretrainer
 from official_bert.models import pretraining_losses as losses
+from official_bert.optimization import create_optimizer
 
 
 def parse_args():
@@ -107,10 +108,15 @@ def keras_hub_dataset(dataset):
     return dataset.map(lambda x, y: ({names[k]: v for k, v in x.items()}, y))
 
 
-def compile_for_training(model, jit_compile=False, steps_per_execution=1):
-    """Compiles `model` with the AdamW of the timed step (weight decay, clipping: the optimizer's share of a step)."""
-    model.compile(optimizer=keras.optimizers.AdamW(1e-4, weight_decay=0.01, epsilon=1e-6, global_clipnorm=1.0),
-                  jit_compile=jit_compile, steps_per_execution=steps_per_execution)
+def compile_for_training(model, framework="official_bert", jit_compile=False, steps_per_execution=1):
+    """Compiles `model` with the optimizer its users train with (its update is part of a step's time): ours,
+    run_pretraining's `create_optimizer` (the original's AdamWeightDecay); KerasHub's, Keras's AdamW; both with
+    weight decay 0.01, epsilon 1e-6 and clipping to a global norm of 1.0."""
+    if framework == "official_bert":
+        optimizer = create_optimizer(1e-4, num_train_steps=10_000, num_warmup_steps=100)
+    else:
+        optimizer = keras.optimizers.AdamW(1e-4, weight_decay=0.01, epsilon=1e-6, global_clipnorm=1.0)
+    model.compile(optimizer=optimizer, jit_compile=jit_compile, steps_per_execution=steps_per_execution)
 
 
 def time_training(model, dataset, args):
@@ -118,7 +124,7 @@ def time_training(model, dataset, args):
 
     CPU time is printed too because on a shared machine wall time also measures the neighbours.
     """
-    compile_for_training(model, args.jit_compile, args.steps_per_execution)
+    compile_for_training(model, args.framework, args.jit_compile, args.steps_per_execution)
     model.fit(dataset, steps_per_epoch=args.warmup_steps, epochs=1, verbose=0, shuffle=False)
     start, cpu_start = time.perf_counter(), time.process_time()
     model.fit(dataset, steps_per_epoch=args.steps, epochs=1, verbose=0, shuffle=False)
