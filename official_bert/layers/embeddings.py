@@ -66,7 +66,7 @@ class BertEmbeddings(keras.layers.Layer):
         x = ops.take(self.word_embeddings, input_word_ids, axis=0)
         x = x + ops.take(self.token_type_embeddings, input_type_ids, axis=0)
         x = x + ops.expand_dims(self.position_embeddings[:seq_length], 0)
-        x = normalize(self.layer_norm, x, self.compute_dtype)
+        x = normalize(self.layer_norm, x, self.compute_dtype, training)
         return self.dropout(x, training=training)
 
     def compute_output_shape(self, input_word_ids_shape, input_type_ids_shape=None):

@@ -1,6 +1,8 @@
-"""Layer normalization that computes in float32 whatever the model computes in, with one cast in and one out."""
+"""Layer normalization that computes in float32 whatever the model computes in, with one cast in and one out; in
+training, one XLA kernel forward and one backward."""
 
 import keras
+import tensorflow as tf
 from keras import ops
 
 
@@ -15,12 +17,21 @@ def float32_layer_norm(epsilon, name):
     return keras.layers.LayerNormalization(epsilon=epsilon, dtype="float32", name=name)
 
 
-def normalize(layer, x, dtype):
+def normalize(layer, x, dtype, training=False):
     """`layer` (a `float32_layer_norm`) applied to `x`, returned in `dtype`.
 
     `x` is cast to float32 here: given a bfloat16 `x`, Keras's layer normalization casts it to float32 for the
     statistics, rounds its output back to bfloat16 and the layer returns it as float32 again — four passes over the
     tensor instead of these two, for the same values.
+
+    In training the same normalization runs as one XLA kernel forward and one backward (`fused_layer_norm`), with
+    the gradient written out, where differentiated op by op it was about twenty ops; the values agree to rounding.
+
+    Args:
+        layer: a built `float32_layer_norm`.
+        x: the tensor to normalize over its last axis.
+        dtype: the dtype to return.
+        training: whether the result will be differentiated in a training step.
 
     Example:
     >>> import numpy as np
@@ -29,4 +40,63 @@ def normalize(layer, x, dtype):
     >>> keras.backend.standardize_dtype(out.dtype), [round(float(v), 2) for v in out[0]]
     ('bfloat16', [-1.07, -0.54, 0.0, 1.6])
     """
+    if training:
+        return ops.cast(fused_layer_norm(x, tf.convert_to_tensor(layer.gamma), tf.convert_to_tensor(layer.beta),
+                                         layer.epsilon), dtype)
     return ops.cast(layer(ops.cast(x, "float32")), dtype)
+
+
+def fused_layer_norm(x, gamma, beta, epsilon):
+    """Layer normalization of `x` over its last axis, computed in float32 and returned in x's dtype, whose forward
+    and backward passes are one XLA kernel each.
+
+    The backward pass is the layer norm's gradient written out: with x̂ = (x - mean)·rstd and g = dy·gamma,
+    dx = rstd·(g - mean(g) - x̂·mean(g·x̂)), dgamma = Σ dy·x̂ and dbeta = Σ dy over the rows; the statistics are
+    computed again there rather than kept.
+
+    Args:
+        x: [..., H] tensor of any float dtype.
+        gamma: [H] float32 scale.
+        beta: [H] float32 offset.
+        epsilon: added to the variance.
+
+    Example:
+    >>> import numpy as np
+    >>> x = tf.constant([[1.0, 2.0, 3.0, 6.0]])
+    >>> gamma, beta = tf.ones([4]), tf.zeros([4])
+    >>> with tf.GradientTape() as tape:
+    ...     tape.watch([x, gamma])
+    ...     y = fused_layer_norm(x, gamma, beta, 1e-6)
+    ...     loss = tf.reduce_sum(y * tf.constant([1.0, 0.0, 0.0, 0.0]))
+    >>> np.round(y.numpy(), 2), np.round(tape.gradient(loss, gamma).numpy(), 2) + 0.0  # dgamma = dy·x̂
+    (array([[-1.07, -0.53,  0.  ,  1.6 ]], dtype=float32), array([-1.07,  0.  ,  0.  ,  0.  ], dtype=float32))
+    """
+    epsilon = tf.constant(epsilon, tf.float32)
+
+    @tf.custom_gradient
+    def layer_norm(x, gamma, beta):
+        return _layer_norm_forward(x, gamma, beta, epsilon), lambda dy: _layer_norm_backward(x, gamma, dy, epsilon)
+
+    return layer_norm(x, gamma, beta)
+
+
+def _statistics(x, epsilon):
+    mean, variance = tf.nn.moments(x, axes=[-1], keepdims=True)
+    return (x - mean) * tf.math.rsqrt(variance + epsilon), tf.math.rsqrt(variance + epsilon)
+
+
+@tf.function(jit_compile=True)
+def _layer_norm_forward(x, gamma, beta, epsilon):
+    normalized, _ = _statistics(tf.cast(x, tf.float32), epsilon)
+    return tf.cast(normalized * gamma + beta, x.dtype)
+
+
+@tf.function(jit_compile=True)
+def _layer_norm_backward(x, gamma, dy, epsilon):
+    normalized, rstd = _statistics(tf.cast(x, tf.float32), epsilon)
+    dy = tf.cast(dy, tf.float32)
+    g = dy * gamma
+    dx = rstd * (g - tf.reduce_mean(g, -1, keepdims=True)
+                 - normalized * tf.reduce_mean(g * normalized, -1, keepdims=True))
+    rows = tf.range(tf.rank(dy) - 1)
+    return tf.cast(dx, x.dtype), tf.reduce_sum(dy * normalized, rows), tf.reduce_sum(dy, rows)

@@ -29,6 +29,7 @@ class MaskedLMHead(keras.layers.Layer):
         sequence_output: [B, T, H] encoder output.
         masked_positions: int [B, P] positions to predict; None when `sequence_output` already holds
             only the masked rows ([B, P, H], as `BertEncoder.masked_outputs` returns them).
+        training: True in a training step (the transform's GELU and layer norm then run as XLA kernels).
 
     Returns:
         float32 logits [B, P, vocab_size].
@@ -64,11 +65,11 @@ class MaskedLMHead(keras.layers.Layer):
         self.output_bias = self.add_weight(shape=(self.embeddings.vocab_size,), initializer="zeros",
                                            name="output_bias", autocast=False)
 
-    def call(self, sequence_output, masked_positions=None):
+    def call(self, sequence_output, masked_positions=None, training=None):
         x = sequence_output
         if masked_positions is not None:
             x = tf.gather(x, ops.cast(masked_positions, "int32"), batch_dims=1)
-        x = normalize(self.layer_norm, self.dense(x), self.compute_dtype)
+        x = normalize(self.layer_norm, self.dense(x, training=training), self.compute_dtype, training)
         table = ops.cast(self.embeddings.word_embeddings, self.compute_dtype)
         # One 2-D MatMul reading the [V, H] table as is (no broadcast batch-matmul, no materialized transpose).
         logits = tf.matmul(tf.reshape(x, [-1, tf.shape(x)[-1]]), table, transpose_b=True)

@@ -95,10 +95,10 @@ class TransformerBlock(keras.layers.Layer):
         attention_output = self.attention_dropout(attention_output, training=training)
         if output_positions is not None:
             x = tf.gather(x, ops.cast(output_positions, "int32"), batch_dims=1)
-        x = normalize(self.attention_layer_norm, x + attention_output, self.compute_dtype)
+        x = normalize(self.attention_layer_norm, x + attention_output, self.compute_dtype, training)
         ffn_output = self.output_dense(self.intermediate(x, training=training))
         ffn_output = self.output_dropout(ffn_output, training=training)
-        return normalize(self.output_layer_norm, x + ffn_output, self.compute_dtype)
+        return normalize(self.output_layer_norm, x + ffn_output, self.compute_dtype, training)
 
     def compute_output_shape(self, x_shape, attention_bias_shape=None, output_positions_shape=None):
         return tuple(x_shape) if output_positions_shape is None else tuple(output_positions_shape) + (x_shape[-1],)

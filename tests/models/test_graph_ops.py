@@ -50,8 +50,9 @@ def compiled_calls(graph):
 
 
 @pytest.mark.parametrize("hidden_act", ["gelu", "gelu_erf"])
-def test_training_runs_each_gelu_and_its_gradient_as_one_compiled_kernel(hidden_act):
-    # The training profile found a GELU differentiated op by op: ten passes over [B·T, intermediate] in bf16.
+def test_training_runs_each_gelu_and_layer_norm_and_their_gradients_as_one_compiled_kernel(hidden_act):
+    # The training profile found them differentiated op by op: the GELU ten passes over [B·T, intermediate] in bf16,
+    # each layer norm about twenty ops.
     encoder = BertEncoder(BertConfig.from_preset("tiny", vocab_size=100, num_hidden_layers=2, hidden_act=hidden_act))
     ids = tf.constant([[2, 7, 9, 3]])
     inputs = {"input_word_ids": ids, "input_mask": tf.ones_like(ids), "input_type_ids": tf.zeros_like(ids)}
@@ -61,13 +62,15 @@ def test_training_runs_each_gelu_and_its_gradient_as_one_compiled_kernel(hidden_
             loss = tf.reduce_sum(encoder(inputs, training=training)["sequence_output"])
         return tape.gradient(loss, encoder.trainable_variables)
 
-    for training, compiled in ((True, 2 * 2), (False, 0)):  # forward + backward, each layer
+    kernels = 2 * (1 + 2) + 1  # a layer's GELU and two layer norms, the embeddings' layer norm
+    for training, compiled in ((True, 2 * kernels), (False, 0)):  # forward and backward
         graph = tf.function(lambda: step(training)).get_concrete_function().graph
         counts = collections.Counter(op.type for op in graph.get_operations())
         assert len(compiled_calls(graph)) == compiled, training
-        # Outside training each layer's GELU stays in the graph, where oneDNN fuses it into the matmul before it;
-        # the one Tanh left in training is the pooler's.
+        # Outside training each layer's GELU stays in the graph, where oneDNN fuses it into the matmul before it,
+        # and so do the layer norms' statistics; the one Tanh left in training is the pooler's.
         assert counts["Tanh"] + counts["Erf"] == 1 + (0 if training else 2), counts
+        assert counts["Rsqrt"] == (0 if training else 5), counts
 
 
 def test_the_optimizer_updates_each_variable_in_one_compiled_kernel():
