@@ -1,7 +1,7 @@
 """`python -m bench.profile`: TensorFlow's profiler's op table for a tiny encoder's forward pass and pretraining
 step — its columns, the op types the graph is known to run (one fused matmul per projection, one softmax and one
-16-bit dropout draw per layer, the XLA executables of training's GELUs, layer norms and optimizer) and shares that sum to the
-busy time."""
+16-bit dropout draw per layer, the XLA executables of training's GELUs, layer norms and optimizer) and shares that
+sum to the busy time."""
 
 import pytest
 
