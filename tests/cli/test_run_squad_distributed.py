@@ -65,8 +65,12 @@ def test_mirrored_on_two_devices_matches_one_device(tmp_path):
     one, mirrored = out["one_device"], out["mirrored"]
     assert (one["replicas"], mirrored["replicas"]) == (1, 2)
     assert one["step"] == mirrored["step"] > 0
-    for a, b in zip(one["weights"], mirrored["weights"]):
-        np.testing.assert_allclose(a, b, atol=1e-5)
+    (kernel_one, bias_one), (kernel_mirrored, bias_mirrored) = one["weights"], mirrored["weights"]
+    np.testing.assert_allclose(kernel_one, kernel_mirrored, atol=1e-5)
+    # The span bias adds one constant to every position's logit, which the softmax over positions ignores: its
+    # gradient is zero but for rounding, which Adam (epsilon 1e-6) turns into steps of about 1e-5 a side, and the two
+    # runs round differently (summing over replicas). It stays at that noise.
+    assert np.abs(np.array(bias_one + bias_mirrored)).max() < 1e-3
     # Every feature once, in order (the last batch was padded for the two replicas), with the model's own logits.
     assert mirrored["ids"] == list(range(1000000000, 1000000000 + mirrored["num_features"]))
     np.testing.assert_allclose(mirrored["start"], mirrored["direct"], atol=1e-5)
