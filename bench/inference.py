@@ -44,7 +44,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FRAMEWORKS = ("official_bert", "export", "keras_hub", "torch")
 
 
-def parse_args():
+def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--preset", default="base", choices=BertConfig.preset_names())
     parser.add_argument("--seq_length", type=int, default=128)
@@ -56,7 +56,12 @@ def parse_args():
                         "taking turns, and report the median (PyTorch's seq/s moved 30 %% between runs on one machine)")
     parser.add_argument("--torch_python", default=sys.executable, help="the Python that runs the PyTorch peer "
                         "(bench.torch_peer, in its own process): one with torch and transformers installed")
-    return parser.parse_args()
+    args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error(f"--rounds must be at least 1, got {args.rounds}")
+    if args.seconds <= 0:
+        parser.error(f"--seconds must be positive, got {args.seconds}")
+    return args
 
 
 def token_ids(config, batch, seq_length):
@@ -141,11 +146,12 @@ def main():
     keras.utils.set_random_seed(0)
     encoder = BertEncoder(config)
     flops = hardware.encoder_flops_per_sequence(config, args.seq_length)
-    results, calls = {}, {}
+    results = {}
     with tempfile.TemporaryDirectory() as work:
         for batch in batch_sizes:
             ids = token_ids(config, batch, args.seq_length)
             for precision in precisions:
+                calls = {}  # each framework's call, built once for all rounds
                 for _ in range(args.rounds):
                     for framework in frameworks:
                         if framework == "torch":
@@ -154,18 +160,17 @@ def main():
                             seq_per_s, note = peer["seq_per_s"], f"torch {peer['torch']}, transformers " \
                                 f"{peer['transformers']}, own process; "
                         else:
-                            key = framework, precision, batch
-                            if key not in calls:
-                                calls[key] = {"official_bert": lambda: official_bert_call(encoder, precision, ids),
-                                              "export": lambda: export_call(encoder, precision, ids, work),
-                                              "keras_hub": lambda: keras_hub_call(config, precision, ids)}[framework]()
-                            seq_per_s, note = batch / seconds_per_call(calls[key], args.seconds), ""
+                            if framework not in calls:
+                                calls[framework] = {
+                                    "official_bert": lambda: official_bert_call(encoder, precision, ids),
+                                    "export": lambda: export_call(encoder, precision, ids, work),
+                                    "keras_hub": lambda: keras_hub_call(config, precision, ids)}[framework]()
+                            seq_per_s, note = batch / seconds_per_call(calls[framework], args.seconds), ""
                         gflops = seq_per_s * flops / 1e9
                         results.setdefault((framework, precision, batch), []).append(seq_per_s)
                         print(f"{framework:13} {precision} batch {batch:3}: {seq_per_s:8.2f} seq/s, {gflops:7.1f} "
                               f"GFLOP/s = {gflops / peaks[precision]:4.0%} of the {precision} matmul peak "
                               f"({note}load {hardware.load_line()})", flush=True)
-                calls.clear()
     rounds = f", median of {args.rounds} rounds (min-max)" if args.rounds > 1 else ""
     print(f"\nseq/s (ratio to official_bert{rounds})" + "".join(f" | {f}" for f in frameworks))
     for batch in batch_sizes:
@@ -183,6 +188,7 @@ def cell(figures, ours):
     if len(figures) > 1:
         text += f" [{min(figures):.2f}-{max(figures):.2f}]"
     return text
+
 
 if __name__ == "__main__":
     main()

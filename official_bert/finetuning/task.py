@@ -14,8 +14,7 @@ class FineTuningTask(abc.ABC):
     """One fine-tuning task, driven by `finetuning.run_task`. Subclasses set `name` and `metric` and implement the
     methods below; `run_task` calls them in this order: `check`, `load`, `build_model`, `training_model` / `loss` /
     `metrics` / `num_train_examples` / `train_records` (with --do_train), `evaluate` (after each epoch with
-    --keep_best),
-    `write_outputs`, `serving_spec` (with --export_dir).
+    --keep_best), `write_outputs`, `serving_spec` (with --export_dir).
 
     Attributes:
         name: the task's name in messages and the log.

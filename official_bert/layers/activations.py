@@ -99,8 +99,8 @@ def _fused_for_training(function, gradient):
     return fused
 
 
-_FOR_TRAINING = {gelu_tanh: _fused_for_training(lambda x: tf.nn.gelu(x, approximate=True), _gelu_tanh_gradient),
-                 gelu_erf: _fused_for_training(lambda x: tf.nn.gelu(x, approximate=False), _gelu_erf_gradient)}
+_FOR_TRAINING = {gelu: _fused_for_training(gelu, gradient)
+                 for gelu, gradient in ((gelu_tanh, _gelu_tanh_gradient), (gelu_erf, _gelu_erf_gradient))}
 
 
 def for_training(activation):

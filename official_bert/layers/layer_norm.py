@@ -82,7 +82,8 @@ def fused_layer_norm(x, gamma, beta, epsilon):
 
 def _statistics(x, epsilon):
     mean, variance = tf.nn.moments(x, axes=[-1], keepdims=True)
-    return (x - mean) * tf.math.rsqrt(variance + epsilon), tf.math.rsqrt(variance + epsilon)
+    rstd = tf.math.rsqrt(variance + epsilon)
+    return (x - mean) * rstd, rstd
 
 
 @tf.function(jit_compile=True)
