@@ -61,11 +61,12 @@ def test_train_table_shows_the_16_bit_dropout_draws_and_folds_the_rest():
     heading, table, busy = parse(tiny_profile("train", "--top", "1000"))
     assert heading.startswith("train, fp32: pretraining step (MLM + NSP, AdamWeightDecay), batch 2, seq 16")
     check_totals(table, busy)
-    # XLA's executables are counted: forward and backward of each GELU (one a layer, the MLM head's) and layer norm
-    # (two a layer, the embeddings', the MLM head's), one optimizer update per variable.
+    # XLA's executables are counted: forward and backward of each GELU (one a layer, the MLM head's), layer norm
+    # (two a layer, the embeddings', the MLM head's) and of the masked LM's cross-entropy, one optimizer update per
+    # variable.
     variables = len(bench_profile.train_step.official_bert_model(
         BertConfig.from_preset("tiny", vocab_size=100, num_hidden_layers=LAYERS), remat=False).trainable_variables)
-    assert table["XLA executable"][2] == 2 * (LAYERS + 1) + 2 * (2 * LAYERS + 2) + variables
+    assert table["XLA executable"][2] == 2 * (LAYERS + 1) + 2 * (2 * LAYERS + 2) + 2 + variables
     # The embeddings' dropout, and per layer the attention probabilities', attention output's and feed-forward's.
     assert table["StatelessRandomUniformFullIntV2"][2] == 1 + 3 * LAYERS
     assert "StatelessRandomUniformV2" not in table
