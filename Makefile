@@ -31,7 +31,8 @@ test-all: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet keras-hub==0.32.0
-	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m bench.train_step --preset mini --seq_length 128 --batch_size 32 --compare keras_hub
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m bench.train_step --preset mini --seq_length 128 --batch_size 32 \
+	    --compare keras_hub --rounds 3
 
 # The documentation site, from mkdocs.yml and docs/, into site/: the benchmarks page's plots from their figures
 # (docs/benchmarks/plots.py), then a strict build, which fails on any warning (a broken link, a missing API object).

@@ -7,14 +7,17 @@ Prints the machine (CPU features, oneDNN, load), the matmul peak of the compute 
 achieved GFLOP/s (model matmul FLOPs × 3 for forward + backward, the usual estimate) and their share of that peak,
 and the process's peak memory (run with and without --remat to compare).
 With --compare keras_hub the same shape is built from KerasHub's BertBackbone + MaskedLMHead (+ a Dense(2)
-next-sentence head) and timed first, in a child process (`--framework keras_hub`), so that each model's peak
-memory is its own; the last line is `official_bert <seq/s> keras_hub <seq/s> ratio <ours/theirs>`.
+next-sentence head), and each framework is timed in a child process of its own (`--framework ...`), KerasHub
+first, so that each model's peak memory is its own; --rounds N repeats the pair N times, the two taking turns (on
+a shared machine one framework's step time moved by 30 % from run to run). The last line is
+`official_bert <seq/s> keras_hub <seq/s> ratio <ours/theirs>`, medians over the rounds, their ranges after it.
 """
 
 import argparse
 import os
 import re
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -22,6 +25,7 @@ import time
 import keras
 import numpy as np
 import tensorflow as tf
+from keras import ops
 
 from bench import hardware
 from official_bert import BertConfig, BertEncoder, BertPretrainer
@@ -29,7 +33,7 @@ from official_bert.models import pretraining_losses as losses
 from official_bert.optimization import create_optimizer
 
 
-def parse_args():
+def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--preset", default="mini", choices=BertConfig.preset_names())
     parser.add_argument("--seq_length", type=int, default=128)
@@ -39,13 +43,20 @@ def parse_args():
     parser.add_argument("--jit_compile", action="store_true")
     parser.add_argument("--remat", action="store_true", help="recompute each transformer block in the backward pass")
     parser.add_argument("--compare", choices=["keras_hub"], default=None)
+    parser.add_argument("--rounds", type=int, default=1, help="with --compare: time the two N times, taking turns, "
+                        "and report the medians")
     parser.add_argument("--framework", choices=["official_bert", "keras_hub"], default="official_bert",
                         help="the model to time (--compare times keras_hub this way, in a child process)")
     parser.add_argument("--steps", type=int, default=20, help="timed steps")
     parser.add_argument("--steps_per_execution", type=int, default=1,
                         help="train steps per call of the compiled function (the original's iterations_per_loop)")
     parser.add_argument("--warmup_steps", type=int, default=3, help="untimed steps (tracing, allocation)")
-    return parser.parse_args()
+    args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error(f"--rounds={args.rounds}: expected at least 1")
+    if args.rounds > 1 and not args.compare:
+        parser.error("--rounds needs --compare keras_hub (the rounds take turns with it)")
+    return args
 
 
 def train_flops_per_sequence(config, seq_length, predictions):
@@ -98,7 +109,11 @@ class _KerasHubPretrainer(keras.Model):
         super().__init__(inputs=inputs, outputs=outputs, name="keras_hub_pretrainer")
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        return (losses.masked_lm_loss(y["masked_lm_ids"], y_pred["mlm_logits"], y["masked_lm_weights"])
+        # Keras's sparse cross-entropy, as KerasHub's BertMaskedLM computes it (ours is a compiled kernel).
+        weights = ops.cast(y["masked_lm_weights"], "float32")
+        mlm = ops.sparse_categorical_crossentropy(y["masked_lm_ids"], ops.cast(y_pred["mlm_logits"], "float32"),
+                                                  from_logits=True)
+        return (ops.sum(mlm * weights) / (ops.sum(weights) + 1e-5)
                 + losses.next_sentence_loss(y["next_sentence_labels"], y_pred["nsp_logits"]))
 
 
@@ -156,30 +171,46 @@ def main():
           f"batch {args.batch_size}, {args.mixed_precision or 'fp32'}, jit_compile={args.jit_compile}, "
           f"remat={args.remat}, "
           f"{args.warmup_steps} warm-up + {args.steps} timed steps", flush=True)
+    if args.compare:
+        compare(args)
+        return
     dataset = synthetic_dataset(config, args)
     if args.framework == "keras_hub":
         report("keras_hub", time_training(_KerasHubPretrainer(config), keras_hub_dataset(dataset), args), config, args,
                peak)
-        return
-    # KerasHub first, while this process holds no model: the two would not fit together at the large preset.
-    theirs = _time_keras_hub_in_child() if args.compare == "keras_hub" else None
-    ours = report("official_bert", time_training(official_bert_model(config, args.remat), dataset, args), config, args,
-                  peak)
-    if theirs is not None:
-        print(f"official_bert {ours:.2f} keras_hub {theirs:.2f} ratio {ours / theirs:.2f}")
+    else:
+        report("official_bert", time_training(official_bert_model(config, args.remat), dataset, args), config, args,
+               peak)
 
 
-def _time_keras_hub_in_child():
-    """Runs this benchmark with the same arguments for KerasHub in a child process; returns its seq/s."""
-    argv = [arg for arg in sys.argv[1:] if not arg.startswith("--compare")]
-    if "keras_hub" in argv:  # the value of a separate "--compare keras_hub"
-        argv.remove("keras_hub")
-    child = subprocess.run([sys.executable, "-m", "bench.train_step", *argv, "--framework", "keras_hub"],
+def compare(args):
+    """Times KerasHub and ours, each in a child process, args.rounds times; prints the medians and their ratio."""
+    figures = {"official_bert": [], "keras_hub": []}
+    for _ in range(args.rounds):
+        for framework in ("keras_hub", "official_bert"):  # KerasHub first, as before --rounds
+            figures[framework].append(_time_in_child(framework))
+    ours, theirs = (statistics.median(figures[name]) for name in ("official_bert", "keras_hub"))
+    ranges = "" if args.rounds == 1 else (
+        f" (medians of {args.rounds} rounds; official_bert {min(figures['official_bert']):.2f}-"
+        f"{max(figures['official_bert']):.2f}, keras_hub {min(figures['keras_hub']):.2f}-"
+        f"{max(figures['keras_hub']):.2f})")
+    print(f"official_bert {ours:.2f} keras_hub {theirs:.2f} ratio {ours / theirs:.2f}{ranges}")
+
+
+def _time_in_child(framework):
+    """Runs this benchmark with the same arguments for `framework` in a child process; returns its seq/s."""
+    argv, skip = [], False
+    for arg in sys.argv[1:]:  # without --compare/--rounds and their values
+        if skip or arg.startswith(("--compare", "--rounds", "--framework")):
+            skip = arg in ("--compare", "--rounds", "--framework")
+            continue
+        argv.append(arg)
+    child = subprocess.run([sys.executable, "-m", "bench.train_step", *argv, "--framework", framework],
                            stdout=subprocess.PIPE, text=True, check=True,
                            cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     line = child.stdout.strip().splitlines()[-1]
     print(line, flush=True)
-    return float(re.match(r"keras_hub: ([0-9.]+) seq/s", line).group(1))
+    return float(re.match(rf"{framework}: ([0-9.]+) seq/s", line).group(1))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,40 @@
+"""`python -m bench.train_step --compare keras_hub --rounds N`: flags that measure nothing refused in one line; the
+children get the benchmark's own flags; the last line gives the medians, their ratio and ranges, hand-computed."""
+
+import sys
+import types
+
+import pytest
+
+from bench import train_step
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--compare", "keras_hub", "--rounds", "0"], "--rounds=0: expected at least 1"),
+    (["--rounds", "3"], "--rounds needs --compare keras_hub (the rounds take turns with it)")])
+def test_flags_that_measure_nothing_are_refused_in_one_line(flags, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        train_step.parse_args(flags)
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].endswith(message)
+
+
+def test_each_round_times_keras_hub_then_ours_in_children_and_reports_medians(monkeypatch, capsys):
+    argv = ["bench/train_step.py", "--preset", "mini", "--compare", "keras_hub", "--rounds=3", "--steps", "5"]
+    monkeypatch.setattr(sys, "argv", argv)
+    figures = iter([30.0, 45.0, 20.0, 40.0, 35.0, 50.0])  # keras_hub, ours, keras_hub, ours, ...
+    commands = []
+
+    def run(command, **kwargs):
+        commands.append(command)
+        framework = command[command.index("--framework") + 1]
+        return types.SimpleNamespace(stdout=f"log\n{framework}: {next(figures):.2f} seq/s, ...\n")
+
+    monkeypatch.setattr(train_step.subprocess, "run", run)
+    train_step.compare(train_step.parse_args(argv[1:]))
+    assert [c[-1] for c in commands] == ["keras_hub", "official_bert"] * 3
+    assert all(c[1:-2] == ["-m", "bench.train_step", "--preset", "mini", "--steps", "5"] for c in commands)
+    # ours 45, 40, 50 -> median 45; KerasHub 30, 20, 35 -> 30; 45 / 30 = 1.5
+    assert capsys.readouterr().out.strip().splitlines()[-1] == (
+        "official_bert 45.00 keras_hub 30.00 ratio 1.50 (medians of 3 rounds; official_bert 40.00-50.00, "
+        "keras_hub 20.00-35.00)")
