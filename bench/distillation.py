@@ -32,9 +32,11 @@ DATA = os.path.join(REPO, "data")
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work_dir", default=None, help="where everything goes (default: a new temporary directory)")
-    parser.add_argument("--vocab_file", default=None, help="the vocabulary (default: learnt from the corpus)")
+    parser.add_argument("--vocab_file", default=None, help="the vocabulary (default: the pretrained teacher's "
+                        "vocab.txt, else one learnt from the corpus)")
     parser.add_argument("--teacher_init_checkpoint", default=None, help="a pretrained BERT-small-or-larger to "
-                        "fine-tune the teacher from (its config and vocab.txt beside it)")
+                        "fine-tune the teacher from: run_pretraining.py's output directory or a checkpoint, with "
+                        "its bert_config.json and vocab.txt beside it")
     parser.add_argument("--teacher_preset", default="small")
     parser.add_argument("--student_preset", default="tiny")
     parser.add_argument("--seeds", default="1,2,3")
@@ -90,7 +92,9 @@ def main():
     dev = head(os.path.join(DATA, "classification", "dev.tsv"), os.path.join(work, "dev.tsv"), rows)
     corpus = head(os.path.join(DATA, "corpus", "sotu.txt"), os.path.join(work, "sotu.txt"),
                   1000 if args.quick else None)
-    vocab = args.vocab_file or os.path.join(work, "vocab.txt")
+    pretrained = args.teacher_init_checkpoint
+    pretrained_dir = pretrained and (pretrained if os.path.isdir(pretrained) else os.path.dirname(pretrained))
+    vocab = args.vocab_file or os.path.join(pretrained_dir or work, "vocab.txt")
     if not os.path.exists(vocab):
         run([py, "data_prep/build_vocab.py", f"--input_file={corpus}", f"--output_file={vocab}",
              f"--vocab_size={2000 if args.quick else 8000}"], os.path.join(logs, "vocab.log"))
@@ -109,9 +113,9 @@ def main():
 
     teacher = os.path.join(work, "teacher")
     if not os.path.exists(os.path.join(teacher, "eval_results.json")):
-        model = ([f"--init_checkpoint={args.teacher_init_checkpoint}",
-                  f"--bert_config_file={os.path.join(os.path.dirname(args.teacher_init_checkpoint), 'bert_config.json')}"]
-                 if args.teacher_init_checkpoint else
+        model = ([f"--init_checkpoint={pretrained}",
+                  f"--bert_config_file={os.path.join(pretrained_dir, 'bert_config.json')}"]
+                 if pretrained else
                  [f"--bert_config_file={config_file(args.teacher_preset, 'teacher_config.json')}"])
         run([py, "run_classifier.py", *task, *model, f"--vocab_file={vocab}", f"--output_dir={teacher}",
              f"--num_train_epochs={args.teacher_epochs}", f"--learning_rate={args.teacher_learning_rate}",
