@@ -147,8 +147,13 @@ def main():
         rates[name] = float(re.search(r"\(([\d,]+) rows/s after", output).group(1).replace(",", ""))
 
     teacher_accuracy = results(teacher)["eval_accuracy"]
-    print(f"\nteacher ({args.teacher_preset}{', pretrained' if args.teacher_init_checkpoint else ''}): dev accuracy "
-          f"{teacher_accuracy:.4f}")
+    if pretrained:  # the checkpoint's shape, not --teacher_preset's
+        with open(os.path.join(pretrained_dir, "bert_config.json")) as f:
+            shape = json.load(f)
+        shape = f"{shape['num_hidden_layers']} x {shape['hidden_size']}, from {pretrained}"
+    else:
+        shape = f"{args.teacher_preset}, from random weights"
+    print(f"\nteacher ({shape}): dev accuracy {teacher_accuracy:.4f}")
     for seed in seeds:
         d, l = distilled[seed], labels_only[seed]
         print(f"seed {seed}: distilled {d['eval_accuracy']:.4f} (agrees with the teacher on "
