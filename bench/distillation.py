@@ -25,6 +25,10 @@ import subprocess
 import sys
 import tempfile
 
+import tensorflow as tf
+
+from official_bert import BertConfig
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(REPO, "data")
 
@@ -93,7 +97,7 @@ def main():
     corpus = head(os.path.join(DATA, "corpus", "sotu.txt"), os.path.join(work, "sotu.txt"),
                   1000 if args.quick else None)
     pretrained = args.teacher_init_checkpoint
-    pretrained_dir = pretrained and (pretrained if os.path.isdir(pretrained) else os.path.dirname(pretrained))
+    pretrained_dir = pretrained and (pretrained if tf.io.gfile.isdir(pretrained) else os.path.dirname(pretrained))
     vocab = args.vocab_file or os.path.join(pretrained_dir or work, "vocab.txt")
     if not os.path.exists(vocab):
         run([py, "data_prep/build_vocab.py", f"--input_file={corpus}", f"--output_file={vocab}",
@@ -103,8 +107,6 @@ def main():
             "--eval_batch_size=32", "--mixed_precision=auto"]
 
     def config_file(preset, name):
-        from official_bert import BertConfig
-
         path = os.path.join(work, name)
         vocab_size = sum(1 for _ in open(vocab, encoding="utf-8"))
         BertConfig.from_preset(preset, vocab_size=vocab_size, max_position_embeddings=max(args.max_seq_length, 128)
@@ -148,9 +150,8 @@ def main():
 
     teacher_accuracy = results(teacher)["eval_accuracy"]
     if pretrained:  # the checkpoint's shape, not --teacher_preset's
-        with open(os.path.join(pretrained_dir, "bert_config.json")) as f:
-            shape = json.load(f)
-        shape = f"{shape['num_hidden_layers']} x {shape['hidden_size']}, from {pretrained}"
+        config = BertConfig.from_json_file(os.path.join(pretrained_dir, "bert_config.json"))
+        shape = f"{config.num_hidden_layers} x {config.hidden_size}, from {pretrained}"
     else:
         shape = f"{args.teacher_preset}, from random weights"
     print(f"\nteacher ({shape}): dev accuracy {teacher_accuracy:.4f}")

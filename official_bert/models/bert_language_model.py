@@ -56,10 +56,7 @@ class BertLanguageModel(task_model.TaskModel):
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         labels, weights = x["input_word_ids"][:, 1:], x["input_mask"][:, 1:]
-        position_losses = losses.vocabulary_cross_entropy(labels, y_pred["lm_logits"])
-        total = losses.masked_lm_loss(labels, y_pred["lm_logits"], weights, position_losses)
-        losses.update_masked_lm_metrics(self.trackers, labels, y_pred["lm_logits"], weights, prefix="lm",
-                                        position_losses=position_losses)
+        total = losses.masked_lm_loss_and_metrics(self.trackers, labels, y_pred["lm_logits"], weights, prefix="lm")
         for extra in self.losses:
             total = total + extra
         # As BertPretrainer: each replica returns its share of the global mean.

@@ -58,11 +58,7 @@ class BertPretrainer(task_model.TaskModel):
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         weights = y["masked_lm_weights"]
-        # One cross-entropy over the vocabulary for the loss and its metric.
-        position_losses = losses.vocabulary_cross_entropy(y["masked_lm_ids"], y_pred["mlm_logits"])
-        total = losses.masked_lm_loss(y["masked_lm_ids"], y_pred["mlm_logits"], weights, position_losses)
-        losses.update_masked_lm_metrics(self.trackers, y["masked_lm_ids"], y_pred["mlm_logits"], weights,
-                                        position_losses=position_losses)
+        total = losses.masked_lm_loss_and_metrics(self.trackers, y["masked_lm_ids"], y_pred["mlm_logits"], weights)
         if self.use_nsp:
             nsp_loss = losses.next_sentence_loss(y["next_sentence_labels"], y_pred["nsp_logits"])
             total = total + nsp_loss

@@ -64,24 +64,22 @@ def _cross_entropy_backward(labels, logits, log_normalizer, dy):
     return tf.cast(gradient, logits.dtype)
 
 
-def masked_lm_loss(labels, logits, weights, position_losses=None):
+def masked_lm_loss(labels, logits, weights):
     """Mean cross-entropy over real masked positions.
 
     Args:
         labels: int [B, P] true token ids.
         logits: float [B, P, V].
         weights: float [B, P]; 1.0 for a real prediction, 0.0 for padding (ignored).
-        position_losses: the positions' `vocabulary_cross_entropy`, if already computed.
     """
-    if position_losses is None:
-        position_losses = vocabulary_cross_entropy(labels, logits)
-    return _weighted_mean(position_losses, ops.cast(weights, "float32"))
+    return _weighted_mean(vocabulary_cross_entropy(labels, logits), ops.cast(weights, "float32"))
 
 
-def update_masked_lm_metrics(trackers, labels, logits, weights, prefix="masked_lm", position_losses=None):
-    """Adds a batch to the `keras.metrics.Mean`s `trackers[prefix + "_accuracy"]` and `[prefix + "_loss"]`,
-    pooled over positions: each position counts with its weight, as in the original's
-    `tf.metrics.accuracy(..., weights=masked_lm_weights)` and `tf.metrics.mean(..., weights=...)`.
+def masked_lm_loss_and_metrics(trackers, labels, logits, weights, prefix="masked_lm"):
+    """`masked_lm_loss`, and the batch added to the `keras.metrics.Mean`s `trackers[prefix + "_accuracy"]` and
+    `[prefix + "_loss"]` from the same cross-entropy, computed once. The metrics are pooled over positions: each
+    position counts with its weight, as in the original's `tf.metrics.accuracy(..., weights=masked_lm_weights)` and
+    `tf.metrics.mean(..., weights=...)`.
 
     Args:
         trackers: dict of name → `keras.metrics.Mean`.
@@ -89,24 +87,26 @@ def update_masked_lm_metrics(trackers, labels, logits, weights, prefix="masked_l
         logits: float [B, P, V].
         weights: float [B, P]; 1.0 for a real prediction, 0.0 for padding.
         prefix: the metrics' names before _accuracy and _loss.
-        position_losses: the positions' `vocabulary_cross_entropy`, if already computed (the loss's).
+
+    Returns:
+        The batch's mean cross-entropy over its real masked positions.
 
     Example:
     >>> import keras, numpy as np
     >>> trackers = {name: keras.metrics.Mean() for name in ("masked_lm_accuracy", "masked_lm_loss")}
     >>> logits = np.log(np.array([[[0.5, 0.5], [0.9, 0.1]]], "float32"))
-    >>> update_masked_lm_metrics(trackers, np.array([[0, 0]]), logits, np.array([[1.0, 0.0]]))
-    >>> update_masked_lm_metrics(trackers, np.array([[1, 1]]), logits, np.array([[1.0, 1.0]]))
+    >>> _ = masked_lm_loss_and_metrics(trackers, np.array([[0, 0]]), logits, np.array([[1.0, 0.0]]))
+    >>> _ = masked_lm_loss_and_metrics(trackers, np.array([[1, 1]]), logits, np.array([[1.0, 1.0]]))
     >>> round(float(trackers["masked_lm_accuracy"].result()), 4)  # (1 + 0 + 0) / 3 positions
     0.3333
     """
-    if position_losses is None:
-        position_losses = vocabulary_cross_entropy(labels, logits)
-    weights = ops.reshape(ops.cast(weights, "float32"), (-1,))
-    correct = ops.equal(ops.argmax(logits, axis=-1), ops.cast(labels, "int64"))
-    trackers[f"{prefix}_accuracy"].update_state(ops.reshape(ops.cast(correct, "float32"), (-1,)),
-                                                sample_weight=weights)
-    trackers[f"{prefix}_loss"].update_state(ops.reshape(position_losses, (-1,)), sample_weight=weights)
+    position_losses = vocabulary_cross_entropy(labels, logits)
+    weights = ops.cast(weights, "float32")
+    correct = ops.cast(ops.equal(ops.argmax(logits, axis=-1), ops.cast(labels, "int64")), "float32")
+    flat_weights = ops.reshape(weights, (-1,))
+    trackers[f"{prefix}_accuracy"].update_state(ops.reshape(correct, (-1,)), sample_weight=flat_weights)
+    trackers[f"{prefix}_loss"].update_state(ops.reshape(position_losses, (-1,)), sample_weight=flat_weights)
+    return _weighted_mean(position_losses, weights)
 
 
 def next_sentence_loss(labels, logits):
