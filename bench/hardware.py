@@ -23,8 +23,16 @@ def machine_line():
     flags = _read_cpu_flags()
     features = " ".join(flag for flag in _SHOWN_FLAGS if flag in flags) or "none of " + "/".join(_SHOWN_FLAGS)
     gpus = tf.config.list_physical_devices("GPU")
-    return (f"{model}, {os.cpu_count()} cores; CPU features: {features}; oneDNN {'on' if onednn_enabled() else 'off'}; "
-            f"load average {load_line()}; GPUs: {len(gpus) or 'none'}")
+    return (f"{model}, {os.cpu_count()} cores; CPU features: {features}{isa_caps()}; "
+            f"oneDNN {'on' if onednn_enabled() else 'off'}; load average {load_line()}; GPUs: {len(gpus) or 'none'}")
+
+
+def isa_caps():
+    """'' or '; instruction sets capped (ONEDNN_MAX_CPU_ISA=AVX2 --xla_cpu_max_isa=AVX2)': the caps that make this CPU compute
+    as an older one does (an AVX2-only machine imitated on an AVX-512 one), which the features above do not show."""
+    caps = [f"{name}={os.environ[name]}" for name in ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA") if os.environ.get(name)]
+    caps += [flag for flag in os.environ.get("XLA_FLAGS", "").split() if flag.startswith("--xla_cpu_max_isa")]
+    return f"; instruction sets capped ({' '.join(caps)})" if caps else ""
 
 
 def load_line():
@@ -53,3 +61,21 @@ def encoder_flops_per_sequence(config, seq_length):
     t, h, i = seq_length, config.hidden_size, config.intermediate_size
     per_layer = 2 * t * h * 3 * h + 2 * 2 * t * t * h + 2 * t * h * h + 2 * 2 * t * h * i
     return config.num_hidden_layers * per_layer + 2 * h * h
+
+
+def reset_peak_rss():
+    """Starts the process's peak RSS (VmHWM) afresh, so that `peak_rss_gib` measures what follows alone (training
+    steps, not the import and the first step's tracing and compiling). False where Linux's clear_refs is missing."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")  # 5: reset the peak resident set size (proc(5))
+        return True
+    except OSError:
+        return False
+
+
+def peak_rss_gib():
+    """The process's peak resident set size since it started or since `reset_peak_rss`, in GiB."""
+    with open("/proc/self/status") as f:
+        kib = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+    return kib / 2**20

@@ -16,7 +16,6 @@ a shared machine one framework's step time moved by 30 % from run to run). The l
 import argparse
 import os
 import re
-import resource
 import statistics
 import subprocess
 import sys
@@ -135,26 +134,32 @@ def compile_for_training(model, framework="official_bert", jit_compile=False, st
 
 
 def time_training(model, dataset, args):
-    """(wall, process CPU) seconds per step over args.steps steps, after args.warmup_steps untimed ones.
+    """(wall, process CPU) seconds per step over args.steps steps, after args.warmup_steps untimed ones, and the
+    peak RSS in GiB of the whole process and of the timed steps alone.
 
-    CPU time is printed too because on a shared machine wall time also measures the neighbours.
+    CPU time is printed too because on a shared machine wall time also measures the neighbours. The timed steps'
+    peak is what the model's training holds (weights, optimizer slots, activations: what --remat changes); the
+    process's adds the first step's tracing and XLA compilation.
     """
     compile_for_training(model, args.framework, args.jit_compile, args.steps_per_execution)
     model.fit(dataset, steps_per_epoch=args.warmup_steps, epochs=1, verbose=0, shuffle=False)
+    process_peak = hardware.peak_rss_gib()
+    measured_alone = hardware.reset_peak_rss()
     start, cpu_start = time.perf_counter(), time.process_time()
     model.fit(dataset, steps_per_epoch=args.steps, epochs=1, verbose=0, shuffle=False)
-    return (time.perf_counter() - start) / args.steps, (time.process_time() - cpu_start) / args.steps
+    seconds, cpu_seconds = (time.perf_counter() - start) / args.steps, (time.process_time() - cpu_start) / args.steps
+    steps_peak = hardware.peak_rss_gib() if measured_alone else float("nan")
+    return seconds, cpu_seconds, max(process_peak, hardware.peak_rss_gib()), steps_peak
 
 
 def report(name, timing, config, args, peak_gflops):
-    seconds_per_step, cpu_per_step = timing
+    seconds_per_step, cpu_per_step, peak_gib, steps_peak_gib = timing
     seq_per_s = args.batch_size / seconds_per_step
     tflops = seq_per_s * train_flops_per_sequence(config, args.seq_length, args.max_predictions_per_seq) / 1e12
-    peak_gib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # Linux reports KiB
     print(f"{name}: {seq_per_s:.2f} seq/s, {tflops * 1000:.1f} GFLOP/s = {tflops * 1000 / peak_gflops:.0%} of the "
           f"matmul peak "
           f"({seconds_per_step * 1000:.0f} ms/step wall, {cpu_per_step * 1000:.0f} ms/step CPU, "
-          f"peak RSS {peak_gib:.1f} GiB)", flush=True)
+          f"peak RSS {peak_gib:.2f} GiB, {steps_peak_gib:.2f} during the timed steps)", flush=True)
     return seq_per_s
 
 

@@ -6,7 +6,9 @@ chosen from the devices, never assumed: TPUs, GPUs of compute capability 8.0 or 
 report `avx512_bf16` or `amx_bf16` get bf16. fp16 needs loss scaling and is never chosen automatically.
 
 The environment variable `OFFICIAL_BERT_AUTO_PRECISION=fp32|bf16` overrides the hardware test (for `auto` only, TPUs
-aside): to see on one machine what `auto` does on the other kind, e.g. to run the test suite both ways.
+aside): to see on one machine what `auto` does on the other kind, e.g. to run the test suite both ways. oneDNN's own
+`ONEDNN_MAX_CPU_ISA` (or `DNNL_MAX_CPU_ISA`), set below AVX512_CORE_BF16, keeps its matmuls off the bf16
+instructions, so `auto` reads it too and picks float32 (how an AVX2-only CPU is imitated on a newer one).
 """
 
 import os
@@ -17,6 +19,8 @@ from absl import logging
 from official_bert.training.options import MIXED_PRECISION_POLICIES, TrainingError
 
 _CPU_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
+# oneDNN's ISA caps that leave out bf16 matmuls (the others, ALL and DEFAULT, allow them where the CPU has them).
+_ONEDNN_ISAS_WITHOUT_BF16 = ("SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX2_VNNI_2", "AVX512_CORE", "AVX512_CORE_VNNI")
 AUTO_PRECISION_VARIABLE = "OFFICIAL_BERT_AUTO_PRECISION"
 
 
@@ -67,6 +71,9 @@ def _auto(strategy, cpu_flags, gpu_capabilities):
         return None, "a GPU below compute capability 8.0 has no native bfloat16"
     if cpu_flags is None:
         cpu_flags = _read_cpu_flags()
+        for variable in ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA"):
+            if os.environ.get(variable, "").upper() in _ONEDNN_ISAS_WITHOUT_BF16:
+                return None, f"{variable}={os.environ[variable]} keeps oneDNN off the CPU's bfloat16 instructions"
     native = [flag for flag in _CPU_BF16_FLAGS if flag in cpu_flags]
     if native:
         return "bf16", f"the CPU has {', '.join(native)}"

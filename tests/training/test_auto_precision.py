@@ -5,6 +5,7 @@ import pytest
 
 from official_bert.export.precision import resolve_export_precision
 from official_bert.training.options import TrainingError
+from official_bert.training import precision
 from official_bert.training.precision import AUTO_PRECISION_VARIABLE, resolve_mixed_precision
 
 
@@ -23,3 +24,15 @@ def test_a_bad_value_is_one_line(monkeypatch):
     monkeypatch.setenv(AUTO_PRECISION_VARIABLE, "fp16")
     with pytest.raises(TrainingError, match=f"^{AUTO_PRECISION_VARIABLE}=fp16: expected fp32 or bf16$"):
         resolve_mixed_precision("auto")
+
+
+@pytest.mark.parametrize("variable, cap, training, export", [
+    ("ONEDNN_MAX_CPU_ISA", "avx2", None, "fp32"), ("DNNL_MAX_CPU_ISA", "AVX512_CORE_VNNI", None, "fp32"),
+    ("ONEDNN_MAX_CPU_ISA", "AVX512_CORE_AMX", "bf16", "bf16"), ("ONEDNN_MAX_CPU_ISA", "", "bf16", "bf16")])
+def test_a_onednn_isa_cap_below_bf16_makes_auto_float32(monkeypatch, variable, cap, training, export):
+    # A CPU with bf16 whose oneDNN is told to stop at an older ISA runs bf16 matmuls emulated: as on AVX2.
+    monkeypatch.delenv(AUTO_PRECISION_VARIABLE, raising=False)
+    monkeypatch.setattr(precision, "_read_cpu_flags", lambda: {"avx2", "avx512f", "avx512_bf16"})
+    monkeypatch.setenv(variable, cap)
+    assert resolve_mixed_precision("auto") == training
+    assert resolve_export_precision("auto") == export
