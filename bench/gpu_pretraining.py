@@ -65,7 +65,7 @@ def main():
                 batch_size=args.batch_size or BATCH.get((preset, seq_length), 8), seq_length=seq_length,
                 max_predictions_per_seq=max(1, round(0.15 * seq_length)), jit_compile=not args.no_jit_compile,
                 steps=args.steps, warmup_steps=args.warmup_steps, steps_per_execution=1)
-            seconds, _ = time_training(official_bert_model(config), synthetic_dataset(config, run), run)
+            seconds = time_training(official_bert_model(config), synthetic_dataset(config, run), run)[0]
             seq_per_s = run.batch_size / seconds
             tflops = seq_per_s * train_flops_per_sequence(config, seq_length, run.max_predictions_per_seq) / 1e12
             mfu = f"{tflops / nominal:.1%} MFU" if nominal else "MFU: nominal peak unknown"

@@ -31,7 +31,7 @@ from official_bert.training import input_pipeline
 from official_bert.training import PretrainingRun, TrainingOptions
 from official_bert.training.monitor import read_scalars
 
-from bench import train_step
+from bench import hardware, train_step
 
 
 def parse_args():
@@ -102,16 +102,17 @@ def main():
     print(f"preset {args.preset} (L={config.num_hidden_layers} H={config.hidden_size}), seq {args.seq_length}, "
           f"batch {args.batch_size}, {args.mixed_precision or 'fp32'}, jit_compile={args.jit_compile}, "
           f"{args.warmup_steps} warm-up + {args.steps} timed steps", flush=True)
+    peak = hardware.matmul_peak({"bf16": "bfloat16", "fp16": "float16"}.get(args.mixed_precision, "float32"))
     with tempfile.TemporaryDirectory() as work:
         files = input_pipeline.open_pretraining_files(write_shards(work, config, args), args.seq_length,
                                                       args.max_predictions_per_seq, config.vocab_size)
         fresh_session(policy)  # bench/train_step.py's models take their precision from the global policy
         synthetic = train_step.report("synthetic", train_step.time_training(
-            train_step.official_bert_model(config), train_step.synthetic_dataset(config, args), args), config, args)
+            train_step.official_bert_model(config), train_step.synthetic_dataset(config, args), args), config, args, peak)
         fresh_session(policy)
         dataset = input_pipeline.pretraining_dataset(files, args.batch_size, is_training=True, seed=0)
         pipeline = train_step.report("pipeline", train_step.time_training(
-            train_step.official_bert_model(config), dataset, args), config, args)
+            train_step.official_bert_model(config), dataset, args), config, args, peak)
         fresh_session("float32")  # PretrainingRun applies --mixed_precision itself
         looped, cpu_per_step = time_run_pretraining(config, files, os.path.join(work, "run"), args)
         print(f"run_pretraining: {looped:.2f} seq/s ({cpu_per_step * 1000:.0f} ms/step CPU with the final checkpoint "

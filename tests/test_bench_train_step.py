@@ -11,7 +11,9 @@ from bench import train_step
 
 @pytest.mark.parametrize("flags, message", [
     (["--compare", "keras_hub", "--rounds", "0"], "--rounds=0: expected at least 1"),
-    (["--rounds", "3"], "--rounds needs --compare keras_hub (the rounds take turns with it)")])
+    (["--rounds", "3"], "--rounds needs --compare keras_hub (the rounds take turns with it)"),
+    (["--steps", "0"], "--steps=0 --warmup_steps=3: expected at least 1 timed step and no negative warm-up"),
+    (["--warmup_steps", "-1"], "--steps=20 --warmup_steps=-1: expected at least 1 timed step and no negative warm-up")])
 def test_flags_that_measure_nothing_are_refused_in_one_line(flags, message, capsys):
     with pytest.raises(SystemExit) as exit_info:
         train_step.parse_args(flags)
@@ -38,3 +40,19 @@ def test_each_round_times_keras_hub_then_ours_in_children_and_reports_medians(mo
     assert capsys.readouterr().out.strip().splitlines()[-1] == (
         "official_bert 45.00 keras_hub 30.00 ratio 1.50 (medians of 3 rounds; official_bert 40.00-50.00, "
         "keras_hub 20.00-35.00)")
+
+
+@pytest.mark.parametrize("warmup_steps, ends_of_calls, steps_before", [
+    (3, [0, 1, 2, 3, 4], 3),  # one step a call: the clock starts after the third
+    (3, [1, 3, 5], 4),        # two steps a call (--steps_per_execution 2): after the call that ends the warm-up
+    (0, [0, 1], 0)])          # no warm-up: from the start
+def test_the_clock_starts_when_the_warm_up_steps_are_done(warmup_steps, ends_of_calls, steps_before):
+    clock = train_step._StepClock(warmup_steps)
+    clock.on_train_begin()
+    started_at = None
+    for batch in ends_of_calls:
+        clock.on_train_batch_end(batch)
+        if started_at is None and clock.wall is not None:
+            started_at = batch
+    assert clock.steps_before == steps_before
+    assert started_at == (ends_of_calls[0] if warmup_steps == 0 else steps_before - 1)
