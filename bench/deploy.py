@@ -72,7 +72,6 @@ def packed_ids(texts, vocab_file, seq_length):
 
 def sizes_and_latency(work):
     import keras
-    import numpy as np
     import tensorflow as tf
 
     from official_bert import BertClassifier, BertConfig, BertEncoder
