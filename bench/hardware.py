@@ -28,8 +28,9 @@ def machine_line():
 
 
 def isa_caps():
-    """'' or '; instruction sets capped (ONEDNN_MAX_CPU_ISA=AVX2 --xla_cpu_max_isa=AVX2)': the caps that make this CPU compute
-    as an older one does (an AVX2-only machine imitated on an AVX-512 one), which the features above do not show."""
+    """'' or '; instruction sets capped (ONEDNN_MAX_CPU_ISA=AVX2 --xla_cpu_max_isa=AVX2)': the caps that make this
+    CPU compute as an older one does (an AVX2-only machine imitated on an AVX-512 one), which its features do not
+    show."""
     caps = [f"{name}={os.environ[name]}" for name in ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA") if os.environ.get(name)]
     caps += [flag for flag in os.environ.get("XLA_FLAGS", "").split() if flag.startswith("--xla_cpu_max_isa")]
     return f"; instruction sets capped ({' '.join(caps)})" if caps else ""

@@ -108,7 +108,8 @@ def main():
                                                       args.max_predictions_per_seq, config.vocab_size)
         fresh_session(policy)  # bench/train_step.py's models take their precision from the global policy
         synthetic = train_step.report("synthetic", train_step.time_training(
-            train_step.official_bert_model(config), train_step.synthetic_dataset(config, args), args), config, args, peak)
+            train_step.official_bert_model(config), train_step.synthetic_dataset(config, args), args), config, args,
+            peak)
         fresh_session(policy)
         dataset = input_pipeline.pretraining_dataset(files, args.batch_size, is_training=True, seed=0)
         pipeline = train_step.report("pipeline", train_step.time_training(
