@@ -99,7 +99,7 @@ def main():
     pretrained = args.teacher_init_checkpoint
     pretrained_dir = pretrained and (pretrained if tf.io.gfile.isdir(pretrained) else os.path.dirname(pretrained))
     vocab = args.vocab_file or os.path.join(pretrained_dir or work, "vocab.txt")
-    if not os.path.exists(vocab):
+    if not tf.io.gfile.exists(vocab):  # the pretrained teacher's may be remote
         run([py, "data_prep/build_vocab.py", f"--input_file={corpus}", f"--output_file={vocab}",
              f"--vocab_size={2000 if args.quick else 8000}"], os.path.join(logs, "vocab.log"))
     task = [f"--train_file={train}", f"--dev_file={dev}", "--text_a_column=sentence",
@@ -108,7 +108,8 @@ def main():
 
     def config_file(preset, name):
         path = os.path.join(work, name)
-        vocab_size = sum(1 for _ in open(vocab, encoding="utf-8"))
+        with tf.io.gfile.GFile(vocab) as f:
+            vocab_size = sum(1 for _ in f)
         BertConfig.from_preset(preset, vocab_size=vocab_size, max_position_embeddings=max(args.max_seq_length, 128)
                                ).to_json_file(path)
         return path

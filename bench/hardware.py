@@ -68,7 +68,7 @@ def reset_peak_rss():
     """Starts the process's peak RSS (VmHWM) afresh, so that `peak_rss_gib` measures what follows alone (training
     steps, not the import and the first step's tracing and compiling). False where Linux's clear_refs is missing."""
     try:
-        with open("/proc/self/clear_refs", "w") as f:
+        with open("/proc/self/clear_refs", "w") as f:  # the kernel's, never a user's path
             f.write("5")  # 5: reset the peak resident set size (proc(5))
         return True
     except OSError:
@@ -77,6 +77,6 @@ def reset_peak_rss():
 
 def peak_rss_gib():
     """The process's peak resident set size since it started or since `reset_peak_rss`, in GiB."""
-    with open("/proc/self/status") as f:
+    with open("/proc/self/status") as f:  # the kernel's, never a user's path
         kib = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
     return kib / 2**20

@@ -152,8 +152,9 @@ def time_training(model, dataset, args):
               callbacks=[clock])
     steps = args.warmup_steps + args.steps - clock.steps_before
     seconds, cpu_seconds = (time.perf_counter() - clock.wall) / steps, (time.process_time() - clock.cpu) / steps
-    steps_peak = hardware.peak_rss_gib() if clock.measured_alone else float("nan")
-    return seconds, cpu_seconds, max(clock.process_peak, hardware.peak_rss_gib()), steps_peak
+    peak_since_start = hardware.peak_rss_gib()
+    return (seconds, cpu_seconds, max(clock.process_peak, peak_since_start),
+            peak_since_start if clock.measured_alone else float("nan"))
 
 
 class _StepClock(keras.callbacks.Callback):
