@@ -80,3 +80,18 @@ def peak_rss_gib():
     with open("/proc/self/status") as f:  # the kernel's, never a user's path
         kib = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
     return kib / 2**20
+
+
+def reset_tensor_peak():
+    """Starts TensorFlow's own peak of tensor memory on the CPU afresh (see `tensor_peak_gib`)."""
+    tf.config.experimental.reset_memory_stats("CPU:0")
+
+
+def tensor_peak_gib():
+    """The most bytes TensorFlow's tensors held at once on the CPU since `reset_tensor_peak`, in GiB: weights,
+    optimizer slots, activations, without the runtime itself (libraries, graphs, about 1 GiB of a training
+    process). None unless the CPU allocator counts them, which its BFC form does: TF_CPU_ALLOCATOR_USE_BFC=true in
+    the environment before TensorFlow starts."""
+    if os.environ.get("TF_CPU_ALLOCATOR_USE_BFC", "").lower() not in ("1", "true"):
+        return None  # the default allocator counts only some allocations (a few MiB after a training step)
+    return tf.config.experimental.get_memory_info("CPU:0")["peak"] / 2**30

@@ -5,7 +5,9 @@
 
 Prints the machine (CPU features, oneDNN, load), the matmul peak of the compute dtype measured here, then seq/s,
 achieved GFLOP/s (model matmul FLOPs × 3 for forward + backward, the usual estimate) and their share of that peak,
-and the process's peak memory (run with and without --remat to compare).
+and the process's peak memory (run with and without --remat to compare); with TF_CPU_ALLOCATOR_USE_BFC=true in the
+environment also TensorFlow's own peak of tensor memory over the timed steps (weights, optimizer slots, activations:
+what --remat changes, without the runtime's fixed part).
 With --compare keras_hub the same shape is built from KerasHub's BertBackbone + MaskedLMHead (+ a Dense(2)
 next-sentence head), and each framework is timed in a child process of its own (`--framework ...`), KerasHub
 first, so that each model's peak memory is its own; --rounds N repeats the pair N times, the two taking turns (on
@@ -137,8 +139,9 @@ def compile_for_training(model, framework="official_bert", jit_compile=False, st
 
 
 def time_training(model, dataset, args):
-    """(wall, process CPU) seconds per step over args.steps steps, after args.warmup_steps untimed ones, and the
-    peak RSS in GiB of the whole process and of the timed steps alone.
+    """(wall, process CPU) seconds per step over args.steps steps, after args.warmup_steps untimed ones, the
+    peak RSS in GiB of the whole process and of the timed steps alone, and the timed steps' peak of tensor memory
+    (`hardware.tensor_peak_gib`, None unless TensorFlow's allocator counts it).
 
     CPU time is printed too because on a shared machine wall time also measures the neighbours. The timed steps'
     peak is what the model's training holds (weights, optimizer slots, activations: what --remat changes); the
@@ -154,7 +157,7 @@ def time_training(model, dataset, args):
     seconds, cpu_seconds = (time.perf_counter() - clock.wall) / steps, (time.process_time() - clock.cpu) / steps
     peak_since_start = hardware.peak_rss_gib()
     return (seconds, cpu_seconds, max(clock.process_peak, peak_since_start),
-            peak_since_start if clock.measured_alone else float("nan"))
+            peak_since_start if clock.measured_alone else float("nan"), hardware.tensor_peak_gib())
 
 
 class _StepClock(keras.callbacks.Callback):
@@ -175,17 +178,19 @@ class _StepClock(keras.callbacks.Callback):
     def _start(self, steps_before):
         self.steps_before, self.process_peak = steps_before, hardware.peak_rss_gib()
         self.measured_alone = hardware.reset_peak_rss()
+        hardware.reset_tensor_peak()
         self.wall, self.cpu = time.perf_counter(), time.process_time()
 
 
 def report(name, timing, config, args, peak_gflops):
-    seconds_per_step, cpu_per_step, peak_gib, steps_peak_gib = timing
+    seconds_per_step, cpu_per_step, peak_gib, steps_peak_gib, tensor_peak_gib = timing
+    tensors = "" if tensor_peak_gib is None else f", tensors {tensor_peak_gib:.2f} GiB at most"
     seq_per_s = args.batch_size / seconds_per_step
     tflops = seq_per_s * train_flops_per_sequence(config, args.seq_length, args.max_predictions_per_seq) / 1e12
     print(f"{name}: {seq_per_s:.2f} seq/s, {tflops * 1000:.1f} GFLOP/s = {tflops * 1000 / peak_gflops:.0%} of the "
           f"matmul peak "
           f"({seconds_per_step * 1000:.0f} ms/step wall, {cpu_per_step * 1000:.0f} ms/step CPU, "
-          f"peak RSS {peak_gib:.2f} GiB, {steps_peak_gib:.2f} during the timed steps)", flush=True)
+          f"peak RSS {peak_gib:.2f} GiB, {steps_peak_gib:.2f} during the timed steps{tensors})", flush=True)
     return seq_per_s
 
 

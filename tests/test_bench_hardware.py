@@ -1,5 +1,10 @@
 """bench.hardware: the instruction-set caps named on the machine line, and a peak RSS that can start afresh (so a
-bench measures its training steps' memory apart from the import and the first step's compiling)."""
+bench measures its training steps' memory apart from the import and the first step's compiling), and TensorFlow's
+own peak of tensor memory."""
+
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -26,3 +31,25 @@ def test_the_peak_rss_starts_afresh_and_sees_what_follows():
     assert hardware.reset_peak_rss()
     without_block = hardware.peak_rss_gib()
     assert with_block - without_block > 0.25, (with_block, without_block)
+
+
+_TENSOR_PEAK = """
+import tensorflow as tf
+from bench import hardware
+tf.ones([8])  # the runtime and a small tensor, then a 256 MiB one freed at once
+hardware.reset_tensor_peak()
+big = tf.ones([64, 2**20]) + 1.0
+del big
+print(hardware.tensor_peak_gib())
+"""
+
+
+def test_the_tensor_peak_is_counted_only_by_the_bfc_allocator_and_sees_a_freed_tensor(monkeypatch):
+    monkeypatch.delenv("TF_CPU_ALLOCATOR_USE_BFC", raising=False)
+    assert hardware.tensor_peak_gib() is None
+    env = {**os.environ, "TF_CPU_ALLOCATOR_USE_BFC": "true", "TF_CPP_MIN_LOG_LEVEL": "2"}
+    result = subprocess.run([sys.executable, "-c", _TENSOR_PEAK], env=env, capture_output=True, text=True,
+                            timeout=300, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert result.returncode == 0, result.stderr[-2000:]
+    # two 256 MiB tensors at once (the ones, and their sum), nothing else of that size
+    assert 0.5 <= float(result.stdout.split()[-1]) < 0.6, result.stdout

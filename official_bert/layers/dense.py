@@ -68,8 +68,11 @@ class TokenDense(keras.layers.Layer):
         self.bias = self.add_weight(shape=(self.units,), initializer="zeros", name="bias")
 
     def call(self, x, training=None):
-        activation = activations.for_training(self.activation) if training else self.activation
-        return project(x, self.kernel, self.bias, activation)
+        return project(x, self.kernel, self.bias, self.activation_for(training))
+
+    def activation_for(self, training):
+        """The activation `call` applies: the compiled training form when `training`, else the plain one."""
+        return activations.for_training(self.activation) if training else self.activation
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[:-1]) + (self.units,)

@@ -6,7 +6,7 @@ from keras import ops
 
 from official_bert.layers import activations
 from official_bert.layers.attention import MultiHeadSelfAttention
-from official_bert.layers.dense import TokenDense
+from official_bert.layers.dense import TokenDense, project
 from official_bert.layers.dropout import Dropout
 from official_bert.layers.initializers import truncated_normal
 from official_bert.layers.layer_norm import float32_layer_norm, normalize
@@ -19,10 +19,11 @@ class TransformerBlock(keras.layers.Layer):
     With `output_positions` (int [B, Q]) only those rows are computed and returned ([B, Q, H]); they still
     attend to every position.
 
-    With `remat`, the block keeps only its input for the backward pass and computes its activations again there
-    (`keras.remat`, i.e. `tf.recompute_grad`): activation memory of one block instead of all of them, for about
-    one more forward pass. The recomputation replays the same dropout masks, so losses and gradients are the
-    same as without.
+    With `remat`, the block keeps for the backward pass its input, the attention half's output and the
+    intermediate (feed-forward) matmul's output, and computes everything else again there (`keras.remat`, i.e.
+    `tf.recompute_grad`, once per half): activation memory of about one block instead of all of them, for about
+    three quarters of one more forward pass. The recomputation replays the same dropout masks, so losses and
+    gradients are the same as without.
 
     Args:
         num_heads: attention heads.
@@ -75,30 +76,27 @@ class TransformerBlock(keras.layers.Layer):
         self.output_layer_norm.build(x_shape)
 
     def call(self, x, attention_bias, output_positions=None, training=None):
+        def attention_half(x, attention_bias):
+            attention_output = self.attention(x, attention_bias, query_positions=output_positions, training=training)
+            attention_output = self.attention_dropout(attention_output, training=training)
+            if output_positions is not None:
+                x = tf.gather(x, ops.cast(output_positions, "int32"), batch_dims=1)
+            return normalize(self.attention_layer_norm, x + attention_output, self.compute_dtype, training)
+
+        def output_half(x, hidden):  # hidden: the feed-forward layer's activations
+            ffn_output = self.output_dropout(self.output_dense(hidden), training=training)
+            return normalize(self.output_layer_norm, x + ffn_output, self.compute_dtype, training)
+
         if not self.remat:
-            return self._forward(x, attention_bias, output_positions, training)
-        # Dropout draws its masks from seed-generator variables that advance at every draw; the recomputation
-        # first puts them back to where they stood before the forward pass, so it draws the same masks.
-        generators = [layer.seed_generator for layer in self._flatten_layers()
-                      if isinstance(layer, Dropout) and getattr(layer, "seed_generator", None)]
-        before = [ops.copy(generator.state.value) for generator in generators]
-
-        def forward(x, attention_bias):
-            for generator, state in zip(generators, before):
-                generator.state.assign(state)
-            return self._forward(x, attention_bias, output_positions, training)
-
-        return keras.remat(forward)(x, attention_bias)
-
-    def _forward(self, x, attention_bias, output_positions, training):
-        attention_output = self.attention(x, attention_bias, query_positions=output_positions, training=training)
-        attention_output = self.attention_dropout(attention_output, training=training)
-        if output_positions is not None:
-            x = tf.gather(x, ops.cast(output_positions, "int32"), batch_dims=1)
-        x = normalize(self.attention_layer_norm, x + attention_output, self.compute_dtype, training)
-        ffn_output = self.output_dense(self.intermediate(x, training=training))
-        ffn_output = self.output_dropout(ffn_output, training=training)
-        return normalize(self.output_layer_norm, x + ffn_output, self.compute_dtype, training)
+            x = attention_half(x, attention_bias)
+            return output_half(x, self.intermediate(x, training=training))
+        x = _recomputed(attention_half, [self.attention, self.attention_dropout])(x, attention_bias)
+        # The intermediate matmul is the one not recomputed: a quarter of the block's matmul work, for 4·H floats
+        # a position kept (the attention half keeps S·heads, the scores, while it runs).
+        pre_activation = project(x, self.intermediate.kernel, self.intermediate.bias)
+        activation = self.intermediate.activation_for(training)
+        return _recomputed(lambda x, pre_activation: output_half(x, activation(pre_activation)),
+                           [self.output_dropout])(x, pre_activation)
 
     def compute_output_shape(self, x_shape, attention_bias_shape=None, output_positions_shape=None):
         return tuple(x_shape) if output_positions_shape is None else tuple(output_positions_shape) + (x_shape[-1],)
@@ -111,3 +109,20 @@ class TransformerBlock(keras.layers.Layer):
             attention_dropout_rate=self.attention_dropout_rate, initializer_range=self.initializer_range,
             layer_norm_eps=self.layer_norm_eps, remat=self.remat)
         return config
+
+
+def _recomputed(forward, layers):
+    """`forward` under `keras.remat`, replaying in the recomputation the dropout masks the forward pass drew.
+
+    Dropout draws its masks from seed-generator variables that advance at every draw; the recomputation first puts
+    those of `layers` (and the layers inside them) back to where they stood before the forward pass."""
+    generators = [layer.seed_generator for outer in layers for layer in outer._flatten_layers()
+                  if isinstance(layer, Dropout) and getattr(layer, "seed_generator", None)]
+    before = [ops.copy(generator.state.value) for generator in generators]
+
+    def replay(*args):
+        for generator, state in zip(generators, before):
+            generator.state.assign(state)
+        return forward(*args)
+
+    return keras.remat(replay)

@@ -35,7 +35,7 @@ class BertEncoder(keras.Model):
             None: as `config.causal_attention` records (the bert_config.json of an LTR pretraining run).
         remat: recompute each transformer block's activations in the backward pass instead of keeping them
             (`TransformerBlock`'s `remat`): less memory for large models and long sequences, same numbers, about
-            one more forward pass of time.
+            three quarters of one more forward pass of time.
 
     Example:
     >>> import numpy as np

@@ -111,7 +111,7 @@ def define_shared_flags():
     flags.DEFINE_bool("jit_compile", False, "Compile the training step with XLA (slower than plain TF on CPUs).")
     flags.DEFINE_bool("remat", False, "Recompute each transformer block's activations in the backward pass instead "
                       "of keeping them: less memory for large models and long sequences, the same losses and "
-                      "gradients, about one more forward pass of time.")
+                      "gradients, about three quarters of one more forward pass of time.")
     flags.DEFINE_integer("seed", 12345, "Random seed for initialization, dropout and the input order.")
     flags.DEFINE_integer("log_steps", 100, "Steps between progress lines and TensorBoard summaries.")
     flags.DEFINE_bool("deterministic", False, "Make the run bit-for-bit repeatable: TensorFlow's op determinism "

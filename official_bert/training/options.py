@@ -37,7 +37,8 @@ class TrainingOptions:
         mixed_precision: None (float32), "bf16" or "fp16" (with dynamic loss scaling).
         jit_compile: compile the training step with XLA (7–13 % slower in float32 and about 2× in bf16 on CPUs).
         remat: recompute each transformer block's activations in the backward pass (`BertEncoder`'s `remat`):
-            less memory for large models and long sequences, the same losses and gradients, one more forward pass.
+            less memory for large models and long sequences, the same losses and gradients, about 3/4 of one
+            more forward pass.
         use_nsp: train next-sentence prediction too (False: the paper's "No NSP" ablation).
         keep_checkpoint_max: checkpoints kept; 0 keeps all.
         log_steps: updates between progress lines and TensorBoard summaries.
