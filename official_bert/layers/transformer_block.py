@@ -91,8 +91,8 @@ class TransformerBlock(keras.layers.Layer):
             x = attention_half(x, attention_bias)
             return output_half(x, self.intermediate(x, training=training))
         x = _recomputed(attention_half, [self.attention, self.attention_dropout])(x, attention_bias)
-        # The intermediate matmul is the one not recomputed: a quarter of the block's matmul work, for 4·H floats
-        # a position kept (the attention half keeps S·heads, the scores, while it runs).
+        # The intermediate matmul is the one not recomputed: a quarter of the block's matmul work for 4·H floats
+        # kept a position, where the attention half would keep S a head (its scores, softmax and masks).
         pre_activation = project(x, self.intermediate.kernel, self.intermediate.bias)
         activation = self.intermediate.activation_for(training)
         return _recomputed(lambda x, pre_activation: output_half(x, activation(pre_activation)),
