@@ -7,8 +7,49 @@ import tensorflow as tf
 from keras import ops
 
 from official_bert.layers.dense import project
-from official_bert.layers.dropout import Dropout
+from official_bert.layers.dropout import Dropout, scale_kept
 from official_bert.layers.initializers import truncated_normal
+
+
+def dropped_context(probs, value, keep, scale):
+    """einsum("bnts,bsnd->btnd", dropout(probs), value): the attention's weighted sum of values, its float32
+    probabilities [B, N, T, S] cast to value's dtype and dropped where `keep` is False (kept ones × `scale`, as
+    `Dropout.keep_mask` gives them).
+
+    The backward pass holds the probabilities (the softmax's gradient holds them anyway) and the bool mask, and
+    recomputes the dropped probabilities from them; autodiff of the three ops would hold a float mask and the
+    dropped probabilities besides: 1.25 instead of 3 times the size of the probabilities (float32), for every
+    layer of a training step at once.
+
+    Example:
+    >>> import numpy as np
+    >>> probs = np.full((1, 1, 2, 2), 0.5, "float32")  # [B, N, T, S]
+    >>> value = np.array([[[[1.0]], [[3.0]]]], "float32")  # [B, S, N, D]
+    >>> keep = np.array([[[[True, True], [False, True]]]])
+    >>> dropped_context(probs, value, keep, 2.0).numpy().ravel()  # row 0: 1 + 3; row 1: 0 + 3
+    array([4., 3.], dtype=float32)
+    """
+    probs, value = tf.convert_to_tensor(probs), tf.convert_to_tensor(value)
+    scale = tf.cast(scale, value.dtype)
+
+    @tf.custom_gradient
+    def context(probs, value):
+        def grad(d_context):
+            # Waits for the gradient: depending on forward tensors only, TensorFlow would recompute every layer's
+            # dropped probabilities at the start of the backward pass and hold them all.
+            with tf.control_dependencies([d_context]):
+                recomputed = scale_kept(probs, keep, scale)
+            d_value = tf.einsum("bnts,btnd->bsnd", recomputed, d_context)
+            # After d_value: the recomputed dropped probabilities are freed before their gradient is made.
+            with tf.control_dependencies([d_value]):
+                d_dropped = tf.einsum("btnd,bsnd->bnts", d_context, value)
+            return scale_kept(d_dropped, keep, scale, probs.dtype), d_value
+
+        # stop_gradient: an eager tape would otherwise record (and hold) the ops inside as well.
+        dropped = scale_kept(tf.stop_gradient(probs), keep, scale)
+        return tf.einsum("bnts,bsnd->btnd", dropped, tf.stop_gradient(value)), grad
+
+    return context(probs, value)
 
 
 @keras.saving.register_keras_serializable(package="official_bert")
@@ -73,9 +114,13 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             key, value = ops.split(project(x, self.qkv_kernel[:, hidden:], self.qkv_bias[hidden:]), 2, axis=-1)
         scores = self._scores(query, key, attention_bias)
         value = ops.reshape(value, (batch, length, self.num_heads, self.head_size))
-        probs = ops.cast(ops.softmax(scores, axis=-1), self.compute_dtype)
-        probs = self.dropout(probs, training=training)
-        context = ops.reshape(ops.einsum("bnts,bsnd->btnd", probs, value), (batch, -1, hidden))
+        probs = ops.softmax(scores, axis=-1)
+        mask = self.dropout.keep_mask(probs, training)
+        if mask is None:
+            context = ops.einsum("bnts,bsnd->btnd", ops.cast(probs, self.compute_dtype), value)
+        else:
+            context = dropped_context(probs, value, *mask)
+        context = ops.reshape(context, (batch, -1, hidden))
         return project(context, self.output_kernel, self.output_bias)
 
     def scores(self, x, attention_bias):

@@ -28,7 +28,8 @@ class Dropout(keras.layers.Dropout):
     16-bit value is below k = round(rate · 65536), so the keep probability is exactly 1 - k / 65536 (for rate 0.1:
     k = 6554, rate 0.100006). Kept elements are multiplied by 1 / (1 - k / 65536) as the compute dtype rounds it
     (in float32 the exact ratio to float32's precision; in bfloat16 1 / 0.899994 is 1.109375, as Keras's Dropout
-    rounds its scale), in one multiply by a mask of the compute dtype, which is also all the backward pass needs.
+    rounds its scale) in the compute dtype. The backward pass holds the mask as bools (`apply_keep_mask`): a
+    quarter of the float32 mask autodiff of the product would hold for every dropout until its gradient.
     A rate of at most 1 / 131072 gives k = 0 (`round` takes halves to even): the layer then passes its input
     through; one of at least 1 - 1 / 131072 gives k = 65536 and zeros.
 
@@ -60,11 +61,17 @@ class Dropout(keras.layers.Dropout):
     """
 
     def call(self, inputs, training=False):
+        mask = self.keep_mask(inputs, training)
+        return inputs if mask is None else apply_keep_mask(inputs, *mask)
+
+    def keep_mask(self, inputs, training=False):
+        """(keep, scale) for `inputs`: a bool tensor of the elements kept (the noise shape, broadcast over the
+        input) and the multiplier of the kept ones in the compute dtype; None where nothing is dropped (not
+        training, or a rate that rounds to 0). Advances the seed generator as `call` does: a layer that applies
+        the mask itself (attention, fused with the product after it) draws the same masks as `call`."""
         threshold = drop_threshold(self.rate)
         if not training or threshold == 0:
-            return inputs
-        if threshold == _LEVELS:
-            return tf.zeros_like(inputs)
+            return None
         shape = tf.shape(inputs)
         if self.noise_shape is not None:
             shape = tf.stack([shape[i] if size is None else size for i, size in enumerate(self.noise_shape)])
@@ -75,5 +82,39 @@ class Dropout(keras.layers.Dropout):
                                                 dtype=tf.uint32)
         # The slice is a no-op for an even size (TensorFlow forwards the buffer), a copy of the bits for an odd one.
         draws = tf.reshape(tf.reshape(tf.bitcast(words, tf.uint16), [-1])[:size], shape)
-        scale = tf.constant(_LEVELS / (_LEVELS - threshold), inputs.dtype)
-        return inputs * tf.where(draws >= threshold, scale, tf.zeros([], inputs.dtype))
+        scale = 0.0 if threshold == _LEVELS else _LEVELS / (_LEVELS - threshold)
+        return draws >= threshold, tf.constant(scale, self.compute_dtype)
+
+
+def apply_keep_mask(inputs, keep, scale):
+    """`inputs` · `scale` where `keep`, 0 elsewhere (as a `Dropout`'s `keep_mask` gives them), holding for the
+    backward pass the bool mask (1 byte an element) where autodiff of the product would hold a float one.
+
+    Example:
+    >>> import numpy as np
+    >>> apply_keep_mask(np.array([1.0, 2.0, 3.0], "float32"), np.array([True, False, True]), 2.0).numpy()
+    array([2., 0., 6.], dtype=float32)
+    """
+    inputs = tf.convert_to_tensor(inputs)
+    scale = tf.cast(scale, inputs.dtype)
+
+    @tf.custom_gradient
+    def dropped(x):
+        # stop_gradient: an eager tape would otherwise record the op inside.
+        return scale_kept(tf.stop_gradient(x), keep, scale), lambda grad: scale_kept(grad, keep, scale)
+
+    return dropped(inputs)
+
+
+def scale_kept(x, keep, scale, dtype=None):
+    """x · `scale` where `keep`, 0 elsewhere, computed in scale's dtype and returned in `dtype` (scale's if None).
+
+    One XLA kernel: one pass over x, where TensorFlow's ops take two or three (a float mask, the product, a cast).
+    Only training calls it (dropout is off in inference and exports).
+    """
+    return _scale_kept(x, keep, scale, tf.as_dtype(dtype or scale.dtype))
+
+
+@tf.function(jit_compile=True)
+def _scale_kept(x, keep, scale, dtype):
+    return tf.cast(tf.where(keep, tf.cast(x, scale.dtype) * scale, tf.zeros([], scale.dtype)), dtype)

@@ -1,6 +1,7 @@
 """official_bert's Dropout: 16-bit draws with the keep probability its docstring states, kept elements scaled by
-1 / keep in the compute dtype, the identity outside training, Keras's seeding, and no float uniform draw in the
-encoder's training graph."""
+1 / keep in the compute dtype, the identity outside training, Keras's seeding, no float uniform draw in the
+encoder's training graph, and the gradients of autodiff from the bool masks it holds (the attention's fused with
+the weighted sum of values)."""
 
 import keras
 import ml_dtypes
@@ -10,6 +11,7 @@ import tensorflow as tf
 
 from official_bert import BertConfig, BertEncoder
 from official_bert.layers import Dropout
+from official_bert.layers.attention import dropped_context
 
 # rate 0.1: k = round(0.1 · 65536) = round(6553.6) = 6554 of the 65536 values of a 16-bit draw drop an element.
 KEEP = (65536 - 6554) / 65536  # 0.899993896484375
@@ -101,5 +103,45 @@ def test_bf16_training_graph_draws_no_float_uniform():
     # The embeddings', then per block the attention probabilities', attention output's and feed-forward output's.
     assert len(draws) == 1 + 3 * config.num_hidden_layers
     assert {op.get_attr("dtype") for op in draws} == {tf.uint32}
-    masks = [op for op in ops if op.type == "SelectV2" and "dropout" in op.name]
+    # Each draw's comparison is the bool mask one compiled kernel applies (`scale_kept`).
+    masks = [op for op in ops if any(t.op.type == "GreaterEqual" for t in op.inputs)]
     assert len(masks) == len(draws) and {op.outputs[0].dtype for op in masks} == {tf.bfloat16}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_fused_attention_dropout_has_autodiffs_values_and_gradients(dtype):
+    """`dropped_context` (custom gradient, holding a bool mask) against autodiff of the three ops it fuses: cast the
+    float32 probabilities, multiply by a float mask of 0 and 1 / keep, weight the values."""
+    rng = np.random.default_rng(5)
+    probs = tf.nn.softmax(tf.constant(rng.normal(size=(2, 3, 5, 5)), tf.float32))  # [B, N, T, S]
+    value = tf.cast(rng.normal(size=(2, 5, 3, 4)), dtype)  # [B, S, N, D]
+    keep = tf.constant(rng.random((2, 3, 5, 5)) > 0.3)
+    scale = tf.constant(1 / 0.7, dtype)
+    upstream = tf.cast(rng.normal(size=(2, 5, 3, 4)), dtype)
+
+    def reference(p, v):
+        return tf.einsum("bnts,bsnd->btnd", tf.cast(p, dtype) * tf.where(keep, scale, tf.zeros([], dtype)), v)
+
+    results = []
+    for fn in (lambda p, v: dropped_context(p, v, keep, scale), reference):
+        with tf.GradientTape() as tape:
+            tape.watch([probs, value])
+            out = fn(probs, value)
+            loss = tf.reduce_sum(tf.cast(out * upstream, tf.float32))
+        results.append([out, *tape.gradient(loss, [probs, value])])
+    for got, want in zip(*results):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(tf.cast(got, tf.float32).numpy(), tf.cast(want, tf.float32).numpy())
+
+
+def test_dropout_gradient_is_the_upstream_times_the_mask():
+    layer = Dropout(0.3, seed=2)
+    x = tf.constant(np.random.default_rng(3).normal(size=(40, 50)), tf.float32)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        out = layer(x, training=True)
+        loss = tf.reduce_sum(out * 2.0 * x)  # d loss / d out = 2x
+    kept = out.numpy() != 0
+    scale = np.float32(65536 / (65536 - round(0.3 * 65536)))
+    np.testing.assert_array_equal(tape.gradient(loss, x).numpy(),
+                                  np.where(kept, 2 * x.numpy() * scale, 0) + 2 * out.numpy())

@@ -63,7 +63,10 @@ def test_training_runs_each_gelu_and_layer_norm_and_their_gradients_as_one_compi
         return tape.gradient(loss, encoder.trainable_variables)
 
     kernels = 2 * (1 + 2) + 1  # a layer's GELU and two layer norms, the embeddings' layer norm
-    for training, compiled in ((True, 2 * kernels), (False, 0)):  # forward and backward
+    # The dropouts' masks are applied by compiled kernels too: the embeddings' and three a layer forward; backward
+    # the same and the attention's recomputed dropped probabilities.
+    dropouts = (1 + 3 * 2) + (1 + 4 * 2)
+    for training, compiled in ((True, 2 * kernels + dropouts), (False, 0)):  # forward and backward
         graph = tf.function(lambda: step(training)).get_concrete_function().graph
         counts = collections.Counter(op.type for op in graph.get_operations())
         assert len(compiled_calls(graph)) == compiled, training
