@@ -67,9 +67,9 @@ def test_train_table_shows_the_16_bit_dropout_draws_and_folds_the_rest():
     variables = len(bench_profile.train_step.official_bert_model(
         BertConfig.from_preset("tiny", vocab_size=100, num_hidden_layers=LAYERS), remat=False).trainable_variables)
     dropouts = table["XLA executable"][2] - (2 * (LAYERS + 1) + 2 * (2 * LAYERS + 2) + 2 + variables)
-    # And the dropouts' masks: the graph applies 1 + 3·LAYERS forward and as many backward, with each attention's
-    # recomputed dropped probabilities (16 here); the profile counted 14 (not yet explained), at least the forward's.
-    assert 1 + 3 * LAYERS <= dropouts <= 2 * (1 + 3 * LAYERS) + LAYERS, dropouts
+    # And the dropouts' masks: the embeddings' and three a layer forward; backward the same and each attention's
+    # recomputed dropped probabilities.
+    assert dropouts == (1 + 3 * LAYERS) + (1 + 4 * LAYERS), dropouts
     # The embeddings' dropout, and per layer the attention probabilities', attention output's and feed-forward's.
     assert table["StatelessRandomUniformFullIntV2"][2] == 1 + 3 * LAYERS
     assert "StatelessRandomUniformV2" not in table

@@ -111,6 +111,12 @@ def scale_kept(x, keep, scale, dtype=None):
 
     One XLA kernel: one pass over x, where TensorFlow's ops take two or three (a float mask, the product, a cast).
     Only training calls it (dropout is off in inference and exports).
+
+    Example:
+    >>> import numpy as np
+    >>> scale = tf.constant(2.0, tf.bfloat16)  # float32 in, computed in bfloat16, returned in float32
+    >>> scale_kept(np.array([1.5, 2.5], "float32"), np.array([True, False]), scale, tf.float32).numpy()
+    array([3., 0.], dtype=float32)
     """
     return _scale_kept(x, keep, scale, tf.as_dtype(dtype or scale.dtype))
 
