@@ -102,7 +102,10 @@ def masked_lm_loss_and_metrics(trackers, labels, logits, weights, prefix="masked
     """
     position_losses = vocabulary_cross_entropy(labels, logits)
     weights = ops.cast(weights, "float32")
-    correct = ops.cast(ops.equal(ops.argmax(logits, axis=-1), ops.cast(labels, "int64")), "float32")
+    # tf.argmax: Keras's makes five more passes over the [positions, vocabulary] logits (ordering -0.0 below 0.0,
+    # for JAX's flush-to-zero) and holds their temporaries; the original's metric is tf.argmax too.
+    predicted = tf.argmax(logits, axis=-1, output_type=tf.int32)
+    correct = ops.cast(ops.equal(predicted, ops.cast(labels, "int32")), "float32")
     flat_weights = ops.reshape(weights, (-1,))
     trackers[f"{prefix}_accuracy"].update_state(ops.reshape(correct, (-1,)), sample_weight=flat_weights)
     trackers[f"{prefix}_loss"].update_state(ops.reshape(position_losses, (-1,)), sample_weight=flat_weights)

@@ -4,6 +4,7 @@ cross-entropy in a pretraining step, shared by the loss and its metric."""
 
 import collections
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -89,3 +90,17 @@ def test_a_pretraining_step_computes_one_vocabulary_cross_entropy_for_the_loss_a
     forward = [node for node in calls if "cross_entropy_forward" in node.attr["f"].func.name]
     assert len(forward) == 1
     assert counts["SparseSoftmaxCrossEntropyWithLogits"] == 1  # the next-sentence head's two classes
+    # The accuracy's argmax is one pass over the logits: Keras's ops.argmax added a select and four comparisons of
+    # the whole [positions, vocabulary] tensor (the next-sentence head's two classes still take Keras's).
+    assert counts["ArgMax"] == 2 and counts["BitwiseAnd"] == 1, counts
+
+
+def test_the_masked_lm_accuracy_counts_numpys_argmax_over_real_positions():
+    rng = np.random.default_rng(4)
+    logits = rng.normal(size=(3, 5, 40)).astype(np.float32)
+    labels = np.where(rng.random((3, 5)) < 0.5, logits.argmax(-1), rng.integers(0, 40, (3, 5)))
+    weights = (rng.random((3, 5)) < 0.7).astype(np.float32)
+    trackers = {name: keras.metrics.Mean() for name in ("masked_lm_accuracy", "masked_lm_loss")}
+    losses.masked_lm_loss_and_metrics(trackers, labels, logits, weights)
+    expected = ((logits.argmax(-1) == labels) * weights).sum() / weights.sum()
+    assert abs(float(trackers["masked_lm_accuracy"].result()) - expected) < 1e-6
