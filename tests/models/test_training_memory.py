@@ -1,7 +1,8 @@
 """What a training step holds in memory, measured by TensorFlow's own allocator (its BFC allocator on CPU, which
 counts every tensor's bytes; turned on by TF_CPU_ALLOCATOR_USE_BFC before TensorFlow starts, hence the child
-process): a forward pass holds one block's dropout masks at a time, and `remat` holds well under two thirds of what
-a step without it holds."""
+process): a forward pass holds one block's dropout masks at a time, `remat` holds well under two thirds of what a
+step without it holds, and an attention layer keeps for its backward pass its probabilities and a bool mask, not a
+float mask and the dropped probabilities besides."""
 
 import json
 import os
