@@ -1,7 +1,7 @@
 """Where the time goes: TensorFlow's profiler's op stats for inference and a pretraining step.
 
     python -m bench.profile [--preset base] [--precision fp32|bf16] [--batch_size 32] [--seq_length 128]
-        [--mode inference|train|both] [--remat] [--steps 2] [--warmup_steps 1] [--top 20]
+        [--mode inference|train|both] [--remat] [--steps 2] [--warmup_steps 1] [--top 20] [--sequential]
 
 Prints the machine (CPU features, oneDNN, load) and the matmul peak of the precision measured here, as
 `bench.inference` and `bench.train_step` do, then for each mode a table of the op types TensorFlow ran, by self time
@@ -9,6 +9,11 @@ summed over the profiled steps: total milliseconds, share of the busy time (the 
 thread: on several cores it can exceed the wall time), count, count per step and microseconds per call; the op
 types past --top are summed in one row. oneDNN's kernels keep their names (`_MklNativeFusedMatMul`, `_MklSoftmax`),
 so the table shows what the runtime ran, after grappler's rewrites.
+
+The heading gives how many ops ran at once on average (the busy time over the time in which any op ran). Above 1,
+ops that ran beside each other shared the cores and each one's time is stretched by the others' (a weight's cast
+beside a matmul reads several times its cost): --sequential runs one op at a time (TensorFlow's inter-op
+parallelism 1, each op still on every core), so that each row is what those ops cost; the step is then slower.
 
 - inference: `BertEncoder` forward in a tf.function, as `bench.inference` times it (`model_in_precision` for bf16);
 - train: a pretraining step (MLM + NSP, AdamWeightDecay) on `bench.train_step`'s synthetic batch, through `Model.fit`,
@@ -56,6 +61,8 @@ def parse_args(argv=None):
                         "backward pass, as bench.train_step --remat")
     parser.add_argument("--steps", type=int, default=2, help="profiled calls (inference) or training steps")
     parser.add_argument("--warmup_steps", type=int, default=1, help="unprofiled ones first")
+    parser.add_argument("--sequential", action="store_true", help="one op at a time (inter-op parallelism 1), "
+                        "so that each op's time is its own, not stretched by the ops running beside it")
     parser.add_argument("--top", type=int, default=20, help="op types shown; the rest are summed in one row")
     args = parser.parse_args(argv)
     for name in ("batch_size", "seq_length", "steps", "top"):
@@ -77,7 +84,8 @@ def _op_type(event_name):
 
 
 def op_stats(run):
-    """Calls run() under TensorFlow's profiler; returns the OpStats of every op type it ran, longest first.
+    """Calls run() under TensorFlow's profiler; returns the OpStats of every op type it ran, longest first, and the
+    microseconds in which at least one op ran.
 
     self_us is the time in microseconds of every op of that type (on every thread), less that of the ops run within
     it on its thread (a While's body, say), count their number; idle time is left out.
@@ -93,6 +101,7 @@ def op_stats(run):
             raise RuntimeError(f"TensorFlow's profiler wrote no trace in {logdir}")
         space = xplane_pb2.XSpace.FromString(tf.io.gfile.GFile(paths[0], "rb").read())
     totals = collections.defaultdict(lambda: [0.0, 0])
+    outermost = []  # (start, end) in picoseconds of the ops run within no other op, on every thread
     for plane in space.planes:
         for line in plane.lines:
             ops = [(event.offset_ps, event.duration_ps, op_type) for event in line.events
@@ -103,10 +112,24 @@ def op_stats(run):
                     enclosing.pop()
                 if enclosing:
                     totals[enclosing[-1][1]][0] -= duration / 1e6
+                else:
+                    outermost.append((line.timestamp_ns * 1000 + start, line.timestamp_ns * 1000 + start + duration))
                 totals[op_type][0] += duration / 1e6
                 totals[op_type][1] += 1
                 enclosing.append((start + duration, op_type))
-    return sorted((OpStat(name, us, count) for name, (us, count) in totals.items()), key=lambda s: -s.self_us)
+    return (sorted((OpStat(name, us, count) for name, (us, count) in totals.items()), key=lambda s: -s.self_us),
+            _union_ps(outermost) / 1e6)
+
+
+def _union_ps(intervals):
+    """The length of the union of (start, end) intervals."""
+    total, reach = 0, None
+    for start, end in sorted(intervals):
+        if reach is None or start > reach:
+            total, reach = total + end - start, end
+        elif end > reach:
+            total, reach = total + end - reach, end
+    return total
 
 
 def format_table(stats, steps, top=20):
@@ -154,17 +177,21 @@ def profile(mode, config, args):
     if args.warmup_steps:
         run(args.warmup_steps)
     start = time.perf_counter()
-    stats = op_stats(lambda: run(args.steps))
+    stats, any_op_us = op_stats(lambda: run(args.steps))
     seconds = (time.perf_counter() - start) / args.steps
+    at_once = sum(s.self_us for s in stats) / max(any_op_us, 1e-9)
     what = ("forward pass (encoder)" if mode == "inference" else
             f"pretraining step (MLM + NSP, AdamWeightDecay{', --remat' if args.remat else ''})")
     heading = (f"{mode}, {args.precision}: {what}, batch {args.batch_size}, seq {args.seq_length}, "
-               f"{args.steps} profiled steps, {seconds * 1000:.0f} ms per step wall under the profiler")
+               f"{args.steps} profiled steps, {seconds * 1000:.0f} ms per step wall under the profiler, "
+               f"{at_once:.2f} ops at once on average{' (--sequential)' if args.sequential else ''}")
     return heading + "\n" + format_table(stats, args.steps, args.top)
 
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.sequential:
+        tf.config.threading.set_inter_op_parallelism_threads(1)  # before the runtime starts, which fixes it
     config = BertConfig.from_preset(args.preset)
     print(hardware.machine_line(), flush=True)
     print(f"matmul peak ({args.precision}, 2048³): {hardware.matmul_peak(DTYPES[args.precision]):.0f} GFLOP/s",

@@ -1,7 +1,12 @@
 """`python -m bench.profile`: TensorFlow's profiler's op table for a tiny encoder's forward pass and pretraining
 step — its columns, the op types the graph is known to run (one fused matmul per projection, one softmax and one
 16-bit dropout draw per layer, the XLA executables of training's GELUs, layer norms and optimizer) and shares that
-sum to the busy time."""
+sum to the busy time; how many ops ran at once, one under --sequential."""
+
+import os
+import re
+import subprocess
+import sys
 
 import pytest
 
@@ -16,6 +21,9 @@ def tiny_profile(mode, *flags):
                                      "--precision", "fp32", *flags])
     config = BertConfig.from_preset("tiny", vocab_size=100, num_hidden_layers=LAYERS)
     return bench_profile.profile(mode, config, args)
+
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def parse(text):
@@ -79,3 +87,25 @@ def test_train_table_shows_the_16_bit_dropout_draws_and_folds_the_rest():
         [bench_profile.OpStat(name, total * 1000, count) for name, (total, _, count, *_) in table.items()], 1, 5))
     assert list(top[1])[:5] == list(table)[:5] and list(top[1])[5] == f"({len(table) - 5} other op types)"
     check_totals(top[1], top[2])
+
+
+def test_ops_at_once_is_the_busy_time_over_the_union_of_the_ops_intervals():
+    # [0, 15) and [20, 25): 20 of the 26 units spanned; [21, 22) lies inside [20, 25), [5, 15) overlaps [0, 10).
+    assert bench_profile._union_ps([(20, 25), (0, 10), (21, 22), (5, 15)]) == 20
+    assert bench_profile._union_ps([(0, 3), (3, 4)]) == 4 and bench_profile._union_ps([]) == 0
+
+
+@pytest.mark.slow
+def test_sequential_runs_one_op_at_a_time():
+    """The inter-op setting must precede TensorFlow's start, hence a new process."""
+    out = subprocess.run([sys.executable, "-m", "bench.profile", "--preset", "tiny", "--batch_size", "2",
+                          "--seq_length", "16", "--steps", "1", "--warmup_steps", "1", "--precision", "fp32",
+                          "--sequential", "--top", "1000"], cwd=REPO, capture_output=True, text=True, check=True,
+                         env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}).stdout
+    tables = out.split("\n\n")[1:]
+    assert [t.split(",")[0] for t in tables] == ["inference", "train"]
+    for table in tables:
+        heading, rows, busy = parse(table.strip())
+        at_once = float(re.search(r"([0-9.]+) ops at once on average \(--sequential\)", heading).group(1))
+        assert at_once == pytest.approx(1.0, abs=0.005)
+        check_totals(rows, busy)
