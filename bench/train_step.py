@@ -220,21 +220,32 @@ def main():
 
 
 def compare(args):
-    """Times KerasHub and ours, each in a child process, args.rounds times; prints the medians and their ratio."""
+    """Times KerasHub and ours, each in a child process, args.rounds times; prints the medians and their ratio, then
+    the ratio of their CPU time per step.
+
+    The machine may be shared: a neighbour's load slows a child's wall clock but hardly its CPU time, so where the two
+    ratios differ the load moved between the children, and the CPU-time ratio is the one to read."""
     figures = {"official_bert": [], "keras_hub": []}
+    cpu_ms = {"official_bert": [], "keras_hub": []}
     for _ in range(args.rounds):
         for framework in ("keras_hub", "official_bert"):  # KerasHub first, as before --rounds
-            figures[framework].append(_time_in_child(framework))
+            seq_per_s, cpu = _time_in_child(framework)
+            figures[framework].append(seq_per_s)
+            cpu_ms[framework].append(cpu)
     ours, theirs = (statistics.median(figures[name]) for name in ("official_bert", "keras_hub"))
     ranges = "" if args.rounds == 1 else (
         f" (medians of {args.rounds} rounds; official_bert {min(figures['official_bert']):.2f}-"
         f"{max(figures['official_bert']):.2f}, keras_hub {min(figures['keras_hub']):.2f}-"
         f"{max(figures['keras_hub']):.2f})")
     print(f"official_bert {ours:.2f} keras_hub {theirs:.2f} ratio {ours / theirs:.2f}{ranges}")
+    ours_cpu, theirs_cpu = (statistics.median(cpu_ms[name]) for name in ("official_bert", "keras_hub"))
+    print(f"CPU time per step: official_bert {ours_cpu:.0f} ms keras_hub {theirs_cpu:.0f} ms ratio "
+          f"{theirs_cpu / ours_cpu:.2f}")
 
 
 def _time_in_child(framework):
-    """Runs this benchmark with the same arguments for `framework` in a child process; returns its seq/s."""
+    """Runs this benchmark with the same arguments for `framework` in a child process; returns its seq/s and its CPU
+    milliseconds per step."""
     argv, skip = [], False
     for arg in sys.argv[1:]:  # without --compare/--rounds and their values
         if skip or arg.startswith(("--compare", "--rounds", "--framework")):
@@ -246,7 +257,8 @@ def _time_in_child(framework):
                            cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     line = child.stdout.strip().splitlines()[-1]
     print(line, flush=True)
-    return float(re.match(rf"{framework}: ([0-9.]+) seq/s", line).group(1))
+    return (float(re.match(rf"{framework}: ([0-9.]+) seq/s", line).group(1)),
+            float(re.search(r"([0-9.]+) ms/step CPU", line).group(1)))
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """`python -m bench.train_step --compare keras_hub --rounds N`: flags that measure nothing refused in one line; the
-children get the benchmark's own flags; the last line gives the medians, their ratio and ranges, hand-computed."""
+children get the benchmark's own flags; the last two lines give the medians, their ratio and ranges, and the ratio of
+the CPU time per step, hand-computed."""
 
 import sys
 import types
@@ -25,21 +26,25 @@ def test_each_round_times_keras_hub_then_ours_in_children_and_reports_medians(mo
     argv = ["bench/train_step.py", "--preset", "mini", "--compare", "keras_hub", "--rounds=3", "--steps", "5"]
     monkeypatch.setattr(sys, "argv", argv)
     figures = iter([30.0, 45.0, 20.0, 40.0, 35.0, 50.0])  # keras_hub, ours, keras_hub, ours, ...
+    cpu_ms = iter([900, 700, 1800, 650, 950, 690])
     commands = []
 
     def run(command, **kwargs):
         commands.append(command)
         framework = command[command.index("--framework") + 1]
-        return types.SimpleNamespace(stdout=f"log\n{framework}: {next(figures):.2f} seq/s, ...\n")
+        return types.SimpleNamespace(stdout=f"log\n{framework}: {next(figures):.2f} seq/s, 1.0 GFLOP/s = 1% of the "
+                                            f"matmul peak (800 ms/step wall, {next(cpu_ms)} ms/step CPU, ...)\n")
 
     monkeypatch.setattr(train_step.subprocess, "run", run)
     train_step.compare(train_step.parse_args(argv[1:]))
     assert [c[-1] for c in commands] == ["keras_hub", "official_bert"] * 3
     assert all(c[1:-2] == ["-m", "bench.train_step", "--preset", "mini", "--steps", "5"] for c in commands)
     # ours 45, 40, 50 -> median 45; KerasHub 30, 20, 35 -> 30; 45 / 30 = 1.5
-    assert capsys.readouterr().out.strip().splitlines()[-1] == (
+    # CPU ms per step: ours 700, 650, 690 -> 690; KerasHub 900, 1800, 950 -> 950; 950 / 690 = 1.377
+    assert capsys.readouterr().out.strip().splitlines()[-2:] == [
         "official_bert 45.00 keras_hub 30.00 ratio 1.50 (medians of 3 rounds; official_bert 40.00-50.00, "
-        "keras_hub 20.00-35.00)")
+        "keras_hub 20.00-35.00)",
+        "CPU time per step: official_bert 690 ms keras_hub 950 ms ratio 1.38"]
 
 
 @pytest.mark.parametrize("warmup_steps, ends_of_calls, steps_before", [
