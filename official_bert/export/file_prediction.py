@@ -76,7 +76,8 @@ class PredictionSummary:
         skipped: ... and rows written to the errors file instead (--on_error=skip).
         resumed_from: the number of rows a previous, killed run had completed (0 for a fresh run).
         seconds: this run's time ...
-        load_seconds: ... of which loading the SavedModel took this much.
+        load_seconds: ... of which loading the SavedModel and its first call (TensorFlow's one-time set-up of the
+            graph) took this much.
         output_file, errors_file: the outputs (errors_file None without skipped rows).
     """
 
@@ -127,6 +128,7 @@ class ServedModel:
                 raise PredictionError(f"--signature={signature}: its input {name} is {spec.dtype.name} "
                                       f"{spec.shape.as_list()}; bert-predict feeds text, one string per row")
         self.inputs = tuple(sorted(specs))
+        self._warm_up()
         outputs = self._function.structured_outputs
         self.kind = ("classifier" if {"label", "probabilities"} <= set(outputs) else
                      "squad" if {"answer", "score"} <= set(outputs) else
@@ -140,6 +142,16 @@ class ServedModel:
         width = outputs["probabilities"].shape[-1] if self.kind == "classifier" else None
         self._label_candidates = _string_constants(self.path, width) if width else []
         self.labels = None
+
+    def _warm_up(self):
+        """Calls the signature once on a one-word row: TensorFlow instantiates and optimizes a function's graph at
+        its first call (about a second for any BERT export on 2 cores, most of a BERT-tiny's 600-row run), so that
+        becomes part of loading, as TF Serving's warm-up requests make it, and the rows' rate is the model's. An
+        error here is left to the rows, which report it in their context."""
+        try:
+            self._function(**{name: tf.constant(["a"]) for name in self.inputs})
+        except tf.errors.OpError:
+            pass
 
     def predict(self, texts):
         """{input: [str] * B} → B readable dicts (see the module's docstring), in row order."""

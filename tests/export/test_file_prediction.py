@@ -194,6 +194,26 @@ def test_a_plain_text_file_feeds_a_one_input_signature_and_outputs_are_readable(
         {"id": 1, "entities": [{"type": "PER", "text": "Zoe", "start": 4, "end": 7}]}, {"id": 3, "entities": []}]
 
 
+def test_loading_calls_the_model_once_and_leaves_its_errors_to_the_rows(tmp_path):
+    """TensorFlow sets a graph up at its first call; ServedModel makes that call part of loading, on a one-word row.
+    A model that fails on that row still loads: the error is the rows' own, when one of them causes it."""
+    module = tf.Module()
+    module.calls = tf.Variable(0)
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
+    def calls(text):
+        count = module.calls.assign_add(1)
+        with tf.control_dependencies([tf.debugging.assert_greater(tf.strings.length(text), 1, "too short")]):
+            return {"score": tf.fill(tf.shape(text), tf.cast(count, tf.float32))}
+
+    module.f = calls
+    tf.saved_model.save(module, str(tmp_path / "m"), signatures={"serving_default": calls.get_concrete_function()})
+    model = ServedModel(str(tmp_path / "m"))
+    assert model.predict({"text": ["abc", "de"]}) == [{"score": 2.0}, {"score": 2.0}]  # the warm-up was call 1
+    with pytest.raises(tf.errors.InvalidArgumentError, match="too short"):
+        model.predict({"text": ["x"]})
+
+
 def save_length_model(path, scale):
     """A SavedModel scoring a text `scale` × its length, the scale a weight (in variables/, not in the graph)."""
     module = tf.Module()
