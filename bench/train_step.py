@@ -223,8 +223,8 @@ def compare(args):
     """Times KerasHub and ours, each in a child process, args.rounds times; prints the medians and their ratio, then
     the ratio of their CPU time per step.
 
-    The machine may be shared: a neighbour's load slows a child's wall clock but hardly its CPU time, so where the two
-    ratios differ the load moved between the children, and the CPU-time ratio is the one to read."""
+    The machine may be shared: a neighbour's load slows a child's wall clock but hardly its CPU time, so where the
+    seq/s ratio moves between runs and the CPU-time ratio does not, the load moved between the children."""
     figures = {"official_bert": [], "keras_hub": []}
     cpu_ms = {"official_bert": [], "keras_hub": []}
     for _ in range(args.rounds):
