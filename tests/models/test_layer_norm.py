@@ -2,10 +2,13 @@
 against NumPy in float64 — values and the gradients of x, gamma and beta (central differences) — in float32 and
 bfloat16, and against the Keras layer norm inference runs."""
 
+import re
+
 import numpy as np
 import pytest
 import tensorflow as tf
 
+from official_bert.layers import layer_norm
 from official_bert.layers.layer_norm import float32_layer_norm, fused_layer_norm, normalize
 
 EPSILON = 1e-6
@@ -64,3 +67,15 @@ def test_normalize_in_training_equals_the_keras_layer_norm_of_inference():
     np.testing.assert_allclose(results[0], results[1], rtol=1e-5, atol=1e-5)
     for fused, keras_form in zip(*(tape.gradient(loss, [x, layer.gamma, layer.beta]) for loss in losses)):
         np.testing.assert_allclose(fused, keras_form, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("kernel, products", [(layer_norm._layer_norm_forward, 2), (layer_norm._layer_norm_backward, 6)])
+def test_the_kernels_sum_with_matrix_products_not_xla_reductions(kernel, products):
+    # XLA's CPU reductions were 2-3x slower than the whole kernel is now: the mean and variance of the rows (and,
+    # backward, the two means of the gradient and the sums over rows for gamma and beta) stay products with ones.
+    x = tf.zeros([2, 3, 16], tf.bfloat16)
+    ones = tf.ones([16])
+    hlo = kernel.experimental_get_compiler_ir(x, ones, ones if products == 2 else x, tf.constant(EPSILON))(
+        stage="optimized_hlo")
+    instructions = re.findall(r"= \S+ ([\w-]+)\(", hlo)
+    assert instructions.count("dot") == products and "reduce" not in instructions
