@@ -4,6 +4,7 @@ import tensorflow as tf
 
 from official_bert.batch_padding import trim_batches
 from official_bert.classification.records import batch_parser
+from official_bert.prefetching import prefetched
 
 
 def feature_dataset(feature_file, batch_size, *, is_training=False, drop_remainder=False, shuffle_buffer_size=10000,
@@ -50,4 +51,4 @@ def feature_dataset(feature_file, batch_size, *, is_training=False, drop_remaind
         dataset = dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE)
     else:
         dataset = dataset.map(lambda records: parse(records)[:2], num_parallel_calls=tf.data.AUTOTUNE)
-    return trim_batches(dataset, bucket_width).prefetch(tf.data.AUTOTUNE)
+    return prefetched(trim_batches(dataset, bucket_width))

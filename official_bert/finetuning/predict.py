@@ -4,6 +4,7 @@ import numpy as np
 import tensorflow as tf
 
 from official_bert.batch_padding import trim_batches
+from official_bert.prefetching import prefetched
 
 
 class Predictor:
@@ -54,7 +55,7 @@ class Predictor:
             dataset: batches of (inputs, labels, is_real_example), as `feature_dataset(...,
                 with_sample_weights=True)` gives.
         """
-        dataset = trim_batches(dataset, self.bucket_width)
+        dataset = prefetched(trim_batches(dataset, self.bucket_width))
         batches = [self._step(batch) for batch in self.strategy.experimental_distribute_dataset(dataset)]
         return tuple(tf.nest.map_structure(lambda *ts: np.concatenate([t.numpy() for t in ts]), *batches))
 

@@ -19,6 +19,7 @@ from typing import Callable
 import tensorflow as tf
 
 from official_bert.batch_padding import trim_batches
+from official_bert.prefetching import prefetched
 
 BUCKET_CHUNK_BATCHES = 64
 _ENDLESS = 2 ** 62
@@ -126,7 +127,7 @@ def training_batches(records, num_records, batch_size, seed, parse, start_step=0
         batches = chunks.enumerate(start=chunk).map(
             lambda index, batch: _sorted_batches(batch, index, seed, batch_size),
             num_parallel_calls=tf.data.AUTOTUNE).unbatch().skip(skipped)
-    return trim_batches(batches, bucket_width, per_token_targets).prefetch(tf.data.AUTOTUNE)
+    return prefetched(trim_batches(batches, bucket_width, per_token_targets))
 
 
 def _sorted_batches(chunk, index, seed, batch_size):

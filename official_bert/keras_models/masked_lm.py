@@ -8,6 +8,7 @@ import tensorflow as tf
 from official_bert.checkpoints import CheckpointError, causal, load_checkpoint
 from official_bert.keras_models import text_model
 from official_bert.models.bert_pretrainer import BertPretrainer
+from official_bert.prefetching import prefetched
 
 # The original's masking: 15% of the tokens; of those, 80% become [MASK], 10% a random token, 10% stay.
 MASKED_LM_PROB = 0.15
@@ -112,8 +113,8 @@ class MaskedLM(text_model.TextModelMixin, BertPretrainer):
             per text, per [MASK] (in order), a list of (token, probability), likeliest first.
         """
         tokenizer = self.preprocessor.spec.python_tokenizer()
-        data = tf.data.Dataset.from_tensor_slices(text_model.texts_tensor(texts)).batch(
-            batch_size or text_model.BATCH_SIZE).map(self.preprocessor.pack_masked)
+        data = prefetched(tf.data.Dataset.from_tensor_slices(text_model.texts_tensor(texts)).batch(
+            batch_size or text_model.BATCH_SIZE).map(self.preprocessor.pack_masked))
         results = []
         for inputs in data:
             probabilities, ids = tf.math.top_k(tf.nn.softmax(self(inputs, training=False)["mlm_logits"], axis=-1),
@@ -138,8 +139,8 @@ class MaskedLM(text_model.TextModelMixin, BertPretrainer):
         # in the map itself would repeat their draws every epoch once a global seed is set (keras.utils.
         # set_random_seed), masking the same positions each time.
         seeds = tf.data.Dataset.random(rerandomize_each_iteration=True).batch(2)
-        return tf.data.Dataset.zip((super()._dataset(x, y, sample_weight, batch_size, shuffle), seeds)).map(
-            self._mask).prefetch(tf.data.AUTOTUNE)
+        return prefetched(tf.data.Dataset.zip((super()._dataset(x, y, sample_weight, batch_size, shuffle), seeds)).map(
+            self._mask))
 
     def _mask(self, packed, seed):
         special = self._special_tokens()

@@ -16,6 +16,7 @@ from official_bert.classification import validation
 from official_bert.configs import BertConfig
 from official_bert.keras_models.preprocessor import TextPreprocessor
 from official_bert.networks.bert_encoder import BertEncoder
+from official_bert.prefetching import prefetched
 from official_bert.optimization import create_optimizer
 from official_bert.text.tokenizer_spec import TokenizerSpec
 
@@ -134,7 +135,7 @@ class TextModelMixin:
         if isinstance(x, tf.data.Dataset):
             if y is not None or sample_weight is not None:
                 raise ValueError("pass the labels inside the tf.data.Dataset, as (x, y) elements, not as y")
-            return x.map(self._preprocess_element, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+            return prefetched(x.map(self._preprocess_element, num_parallel_calls=tf.data.AUTOTUNE))
         # Texts in memory are tokenized once, here: a dataset that tokenized in its map would instantiate the
         # tokenizer's graph (hundreds of functions) again for each epoch's iterator, seconds each.
         texts = texts_tensor(x)
@@ -151,8 +152,8 @@ class TextModelMixin:
         data = tf.data.Dataset.from_tensor_slices(tuple(parts))
         if shuffle:
             data = data.shuffle(int(data.cardinality()), reshuffle_each_iteration=True)
-        return data.ragged_batch(batch_size or BATCH_SIZE).map(lambda *element: self._packed_batch(*_padded(element))
-                                                                ).prefetch(tf.data.AUTOTUNE)
+        return prefetched(data.ragged_batch(batch_size or BATCH_SIZE).map(
+            lambda *element: self._packed_batch(*_padded(element))))
 
     def _packed_rows(self, texts, chunk=1024):
         """The preprocessor's inputs for `texts` (a string tensor or a pair), each row unpadded (RaggedTensors):

@@ -8,6 +8,7 @@ import numpy as np
 import tensorflow as tf
 from google.protobuf.message import DecodeError
 
+from official_bert.prefetching import prefetched
 from official_bert.pretraining_data.errors import PretrainingDataError
 from official_bert.pretraining_data.example_codec import V1_NAMES, V2_NAMES
 from official_bert.pretraining_data.options import num_to_predict
@@ -34,7 +35,7 @@ def read_batches(paths, max_records=None, batch_size=1024):
             dataset = tf.data.TFRecordDataset(path, compression_type=_compression(path))
             if left is not None:
                 dataset = dataset.take(left)
-            for batch in dataset.batch(batch_size).map(lambda records: tf.io.parse_example(records, spec)):
+            for batch in prefetched(dataset.batch(batch_size).map(lambda records: tf.io.parse_example(records, spec))):
                 if left is not None:
                     left -= len(batch["input_mask"])
                 yield {_RENAME.get(name, name): values.numpy() for name, values in batch.items()}

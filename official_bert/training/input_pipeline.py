@@ -18,6 +18,7 @@ import re
 import tensorflow as tf
 from google.protobuf.message import DecodeError
 
+from official_bert.prefetching import prefetched
 from official_bert.pretraining_data.documents import expand_input_files
 from official_bert.pretraining_data.errors import PretrainingDataError
 from official_bert.pretraining_data.example_codec import V1_NAMES, V2_NAMES
@@ -207,7 +208,7 @@ def pretraining_dataset(files, batch_size, is_training=True, seed=None, input_co
         dataset = dataset.shuffle(shuffle_buffer_size, seed=seed)
     dataset = dataset.skip(skip_records).batch(batch_size, drop_remainder=True).map(
         _parser(files, use_nsp), num_parallel_calls=tf.data.AUTOTUNE)
-    return dataset.prefetch(tf.data.AUTOTUNE)
+    return prefetched(dataset)
 
 
 def _parser(files, use_nsp):
