@@ -16,8 +16,8 @@ from official_bert.classification import validation
 from official_bert.configs import BertConfig
 from official_bert.keras_models.preprocessor import TextPreprocessor
 from official_bert.networks.bert_encoder import BertEncoder
-from official_bert.prefetching import prefetched
 from official_bert.optimization import create_optimizer
+from official_bert.prefetching import prefetched
 from official_bert.text.tokenizer_spec import TokenizerSpec
 
 # The paper's fine-tuning (Appendix A.3) and the original run_classifier.py's defaults.
