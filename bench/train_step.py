@@ -149,8 +149,9 @@ def time_training(model, dataset, args):
     CPU time is printed too because on a shared machine wall time also measures the neighbours. The timed steps'
     peak is what the model's training holds (weights, optimizer slots, activations: what --remat changes); the
     process's adds the first step's tracing and compiling. Warm-up and timed steps are one `fit`, as in
-    run_pretraining: timed as a second `fit`, both models' steps often took 1.024 s where they take 0.7 (BERT-mini
-    on 2 AMD EPYC cores, about one core of two busy), a figure of tf.data's second iterator, not of the model.
+    run_pretraining. (A second `fit` of 20 steps once took 1.023 s a step where the first took 0.7, same CPU time:
+    the end of each `fit` waited for tf.data's autotuning thread, which `official_bert.prefetching` now turns off;
+    since then 0.64-0.69 s, BERT-mini on 2 AMD EPYC cores.)
     """
     compile_for_training(model, args.framework, args.jit_compile, args.steps_per_execution)
     clock = _StepClock(args.warmup_steps)
