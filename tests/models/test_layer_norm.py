@@ -1,6 +1,6 @@
 """The layer norm training differentiates (`layer_norm.fused_layer_norm`: XLA kernels, gradient written out)
 against NumPy in float64 — values and the gradients of x, gamma and beta (central differences) — in float32 and
-bfloat16, and against the Keras layer norm inference runs."""
+bfloat16; it and the plain-ops form inference runs against Keras's own layer norm, whose layer holds the weights."""
 
 import re
 
@@ -53,20 +53,24 @@ def test_fused_layer_norm_and_its_gradients_match_numpy(dtype, tolerance):
     np.testing.assert_allclose(dbeta, central_difference(lambda v: loss_of(beta=v), beta64), **close)
 
 
-def test_normalize_in_training_equals_the_keras_layer_norm_of_inference():
+def test_normalize_in_training_and_in_inference_equals_keras_layer_norm():
     layer = float32_layer_norm(1e-12, "ln")
     layer.build((None, 16))
     rng = np.random.default_rng(1)
     layer.gamma.assign(rng.uniform(0.5, 1.5, 16).astype("float32"))
     layer.beta.assign(rng.normal(size=16).astype("float32"))
-    x = tf.constant(rng.normal(size=(4, 5, 16)), tf.float32)
+    x = tf.constant(rng.normal(size=(4, 5, 16)) * 3 + 1, tf.float32)
     with tf.GradientTape(persistent=True) as tape:
         tape.watch(x)
-        results = [normalize(layer, x, "float32", training) for training in (True, False)]
-        losses = [tf.reduce_sum(y * tf.sin(x)) for y in results]
-    np.testing.assert_allclose(results[0], results[1], rtol=1e-5, atol=1e-5)
-    for fused, keras_form in zip(*(tape.gradient(loss, [x, layer.gamma, layer.beta]) for loss in losses)):
-        np.testing.assert_allclose(fused, keras_form, rtol=1e-4, atol=1e-5)
+        ours = [normalize(layer, x, "float32", training) for training in (True, False)]
+        keras_y = layer(x)
+        losses = [tf.reduce_sum(y * tf.sin(x)) for y in ours + [keras_y]]
+    weights = [x, layer.gamma, layer.beta]
+    keras_gradients = tape.gradient(losses[-1], weights)
+    for y, loss in zip(ours, losses):
+        np.testing.assert_allclose(y, keras_y, rtol=1e-5, atol=1e-5)
+        for gradient, keras_gradient in zip(tape.gradient(loss, weights), keras_gradients):
+            np.testing.assert_allclose(gradient, keras_gradient, rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize("kernel, products", [(layer_norm._layer_norm_forward, 2), (layer_norm._layer_norm_backward, 6)])
