@@ -124,3 +124,15 @@ def scale_kept(x, keep, scale, dtype=None):
 @tf.function(jit_compile=True)
 def _scale_kept(x, keep, scale, dtype):
     return tf.cast(tf.where(keep, tf.cast(x, scale.dtype) * scale, tf.zeros([], scale.dtype)), dtype)
+
+
+def seed_generator_states(model):
+    """The state variables of the random seed generators of `model` (its dropout layers'), in layer order.
+
+    Example:
+    >>> model = keras.Sequential([keras.Input((2,)), keras.layers.Dropout(0.5), keras.layers.Dense(1)])
+    >>> [v.path.split("/")[-1] for v in seed_generator_states(model)]  # its name numbered if not the first
+    ['seed_generator_state']
+    """
+    weights = {id(v) for v in model.weights}
+    return [v for v in model.variables if id(v) not in weights]

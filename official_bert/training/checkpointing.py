@@ -23,6 +23,7 @@ from official_bert.checkpoints import CheckpointError, google, load_checkpoint
 from official_bert.checkpoints.native import MODEL_KEY, OBJECT_GRAPH_KEY, causal_marker, is_causal
 from official_bert.io import files, remove_tree
 from official_bert.io.atomic import WRITE_ERRORS, reason
+from official_bert.layers.dropout import seed_generator_states
 from official_bert.training.keras_compat import ITERATIONS_CHECKPOINT_KEYS
 from official_bert.training.options import TrainingError
 
@@ -34,18 +35,6 @@ def global_step(optimizer):
     """Optimizer updates made so far (with gradient accumulation, not micro-batches)."""
     # int() of a Keras variable fails when it wraps a tf.distribute MirroredVariable.
     return int(keras.ops.convert_to_numpy(optimizer.iterations))
-
-
-def seed_generator_states(model):
-    """The state variables of the random seed generators of `model` (its dropout layers'), in layer order.
-
-    Example:
-    >>> model = keras.Sequential([keras.Input((2,)), keras.layers.Dropout(0.5), keras.layers.Dense(1)])
-    >>> [v.path.split("/")[-1] for v in seed_generator_states(model)]  # its name numbered if not the first
-    ['seed_generator_state']
-    """
-    weights = {id(v) for v in model.weights}
-    return [v for v in model.variables if id(v) not in weights]
 
 
 class TrainingCheckpoints:
