@@ -5,17 +5,23 @@ import json
 import os
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 from official_bert.checkpoints import load_checkpoint
+from official_bert.classification import validation
 from official_bert.export.embedding import export_embedding
 from official_bert.features.pooling import SentencePooling
 from official_bert.keras_models import text_model
 from official_bert.models import task_model
+from official_bert.prefetching import prefetched
+from official_bert.retrieval.contrastive_model import ContrastiveModel, stack_columns
+from official_bert.retrieval.losses import batch_text_ids, row_targets
 
 # sentence-transformers' files beside the weights: the module list and the pooling module's config.
 _MODULES = "modules.json"
 _NORMALIZE_MODULE = "sentence_transformers.models.Normalize"
+_BUCKET_WIDTH = 8  # a batch's columns padded to a multiple of this (see `batch_padding`)
 _POOLING_MODES = {"pooling_mode_cls_token": "cls", "pooling_mode_mean_tokens": "mean",
                   "pooling_mode_max_tokens": "max"}
 
@@ -26,8 +32,11 @@ class TextEmbedder(text_model.TextModelMixin, task_model.TaskModel):
     mean or their maximum), optionally L2-normalised — sentence-transformers' Transformer → Pooling → Normalize.
 
     `predict` takes texts (see `text_model.TextModelMixin`) and returns float32 [N, hidden_size]. The default
-    training loss is the cosine distance to target vectors (distilling a teacher's embeddings); pass your own
-    to `compile` for other recipes.
+    training loss is the cosine distance to target vectors (distilling a teacher's embeddings). Compiled with one
+    of sentence-transformers' losses (`official_bert.retrieval.losses`), `fit` takes rows of texts as columns:
+    `fit((anchors, positives[, negatives, ...]))` for `MultipleNegativesRankingLoss` (in-batch negatives; its
+    cached form embeds `mini_batch_size` texts at a time), `fit((texts_a, texts_b), scores)` for `CoSENTLoss` and
+    `CosineSimilarityLoss`, and either inside a `MatryoshkaLoss`.
 
     Args:
         encoder: a `BertEncoder`.
@@ -101,6 +110,94 @@ class TextEmbedder(text_model.TextModelMixin, task_model.TaskModel):
 
     def default_loss(self):
         return keras.losses.CosineSimilarity()
+
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, shuffle=True, sample_weight=None, validation_data=None,
+            **kwargs):
+        """Keras's `fit`; compiled with a loss of `official_bert.retrieval.losses`, on rows of texts given as columns
+        (see the class's docstring): each batch's texts are embedded column by column and the loss computed on the
+        batch's embeddings; `validation_data` is then `(columns,)` or `(columns, scores)`.
+
+        Example:
+        >>> from official_bert import BertConfig, BertEncoder
+        >>> from official_bert.keras_models import TextPreprocessor
+        >>> from official_bert.retrieval.losses import MultipleNegativesRankingLoss
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "cat", "dog", "sat", "ran"]
+        >>> model = TextEmbedder(BertEncoder(BertConfig.from_preset("tiny", vocab_size=9, num_hidden_layers=1)),
+        ...                      TextPreprocessor(vocab, sequence_length=8))
+        >>> model.compile(loss=MultipleNegativesRankingLoss(), learning_rate=1e-3)
+        >>> history = model.fit((["a cat", "a dog"] * 4, ["cat sat", "dog ran"] * 4), batch_size=2, verbose=0)
+        >>> len(history.history["loss"])
+        1
+        """
+        loss = self._row_loss()
+        if loss is None:
+            return super().fit(x, y, batch_size=batch_size, epochs=epochs, shuffle=shuffle,
+                               sample_weight=sample_weight, validation_data=validation_data, **kwargs)
+        if sample_weight is not None:
+            raise validation.ValidationError(f"sample_weight: {type(loss).__name__} weighs no rows")
+        data = self._rows_dataset(loss, x, y, batch_size, shuffle)
+        if validation_data is not None:
+            validation_data = self._rows_dataset(loss, *validation_data, batch_size=batch_size)
+        if getattr(self, "_paper_optimizer", None):
+            self._schedule(data, epochs, kwargs.get("steps_per_epoch"))
+        return self._trainer(loss).fit(data, epochs=epochs, shuffle=False, validation_data=validation_data,
+                                       **kwargs)
+
+    def evaluate(self, x=None, y=None, batch_size=None, sample_weight=None, **kwargs):
+        loss = self._row_loss()
+        if loss is None:
+            return super().evaluate(x, y, batch_size=batch_size, sample_weight=sample_weight, **kwargs)
+        return self._trainer(loss).evaluate(self._rows_dataset(loss, x, y, batch_size), **kwargs)
+
+    def _row_loss(self):
+        """The compiled loss if it is one on rows of texts (`retrieval.losses`), else None."""
+        loss = getattr(self, "_compile_arguments", {}).get("loss")
+        return loss if row_targets(loss) else None
+
+    def _trainer(self, loss):
+        """A `ContrastiveModel` over this model (its weights and optimizer), compiled with `loss`. Made per call,
+        not kept: an attribute would make Keras track a model that holds this one."""
+        trainer = ContrastiveModel(self, mini_batch_size=getattr(loss, "mini_batch_size", None),
+                                   bucket_width=_BUCKET_WIDTH)
+        trainer.compile(optimizer=self.optimizer, loss=loss)
+        return trainer
+
+    def _rows_dataset(self, loss, x, y=None, batch_size=None, shuffle=False):
+        """Batches of (rows of encoder inputs [B, C, L], targets): the batch's text ids, or the pairs' scores."""
+        columns = text_model.text_columns(x)
+        count, batch_size = int(columns[0].shape[0]), batch_size or text_model.BATCH_SIZE
+        if row_targets(loss) == "scores":
+            if len(columns) != 2:
+                raise validation.ValidationError(f"{type(loss).__name__} takes scored pairs: (texts_a, texts_b), "
+                                                 f"not {len(columns)} columns")
+            if y is None or len(y) != count:
+                raise validation.ValidationError(f"{count} pairs, {'no' if y is None else len(y)} scores: expected "
+                                                 "one score a pair")
+            targets = np.array([validation.score(v, f"y[{i}]") for i, v in enumerate(y)], "float32")
+        else:
+            if y is not None:
+                raise validation.ValidationError(f"y: {type(loss).__name__} takes no labels (each anchor's "
+                                                 "positive is the target)")
+            if batch_size < 2 and len(columns) == 2:
+                raise validation.ValidationError(f"batch_size={batch_size}: in-batch negatives need at least 2 "
+                                                 "rows a batch (or hard-negative columns)")
+            index = {}
+            targets = np.array([[index.setdefault(text, len(index)) for text in column.numpy().tolist()]
+                                for column in columns], np.int64).T
+        # All columns packed in one call: each call of the preprocessor traces the tokenizer's graph anew.
+        packed = self._packed_rows(tf.concat(columns, axis=0))
+        rows = tuple({name: value[c * count:(c + 1) * count] for name, value in packed.items()}
+                     for c in range(len(columns)))
+        data = tf.data.Dataset.from_tensor_slices((rows, targets))
+        if shuffle:
+            data = data.shuffle(count, reshuffle_each_iteration=True)
+        scores = row_targets(loss) == "scores"
+
+        def batch(columns, targets):
+            padded = [{name: value.to_tensor() for name, value in column.items()} for column in columns]
+            return stack_columns(padded), targets if scores else batch_text_ids(targets)
+
+        return prefetched(data.ragged_batch(batch_size).map(batch))
 
     def export(self, export_dir):
         """Writes the raw-text embedding SavedModel (`text` → `embedding`, core TensorFlow ops for WordPiece) as the

@@ -235,6 +235,43 @@ def texts_tensor(x):
     return _string_tensor(_texts(rows, "texts"))
 
 
+def text_columns(x):
+    """Rows of texts given as columns — a tuple or list of two or more sequences of texts of one length (anchors,
+    positives, negatives...; or a scored pair's two texts) — as string tensors [N], one a column. Each text is
+    checked as `texts_tensor` checks it, and must hold more than spaces.
+
+    Args:
+        x: the columns.
+
+    Returns:
+        a list of string tensors [N] (UTF-8).
+
+    Raises:
+        ValidationError: fewer than two columns, columns of unequal lengths, or a text that is not one or is empty.
+
+    Example:
+    >>> [t.numpy().tolist() for t in text_columns((["a query"], ["its passage"]))]
+    [[b'a query'], [b'its passage']]
+    >>> text_columns((["a query", "another"], ["its passage", " "]))
+    Traceback (most recent call last):
+    ...
+    official_bert.classification.validation.ValidationError: texts[1][1] is empty: expected a text
+    """
+    if not isinstance(x, (tuple, list)) or len(x) < 2 or any(isinstance(c, (str, bytes)) for c in x):
+        raise validation.ValidationError("expected rows of texts as columns: a tuple (anchors, positives, "
+                                         "negatives...) or (texts_a, texts_b) of lists of texts")
+    columns = [_texts(column, f"texts[{c}]") for c, column in enumerate(x)]
+    lengths = sorted({len(column) for column in columns})
+    if len(lengths) > 1:
+        raise validation.ValidationError(f"columns of unequal lengths ({', '.join(map(str, lengths))} texts): "
+                                         "expected one text of each column a row")
+    for c, column in enumerate(columns):
+        for i, text in enumerate(column):
+            if not text.strip():
+                raise validation.ValidationError(f"texts[{c}][{i}] is empty: expected a text")
+    return [_string_tensor(column) for column in columns]
+
+
 def _texts(x, name):
     """The texts of the sequence `x` as strs, each checked; `name` names them in errors."""
     if isinstance(x, (str, bytes)):

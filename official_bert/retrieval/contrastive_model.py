@@ -83,6 +83,21 @@ class ContrastiveModel(keras.Model):
                 "mini_batch_size": self.mini_batch_size, "bucket_width": self.bucket_width}
 
 
+def stack_columns(columns):
+    """A batch's columns of encoder inputs ({name: [B, L_c]} each) as the rows `ContrastiveModel` takes: {name:
+    [B, C, L]}, each column zero-padded to the longest (padding: input_mask 0).
+
+    Example:
+    >>> a = {name: tf.ones([2, 3], tf.int32) for name in INPUT_NAMES}
+    >>> b = {name: tf.ones([2, 5], tf.int32) for name in INPUT_NAMES}
+    >>> stack_columns([a, b])["input_mask"].numpy()[0].tolist()
+    [[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]]
+    """
+    length = tf.reduce_max([tf.shape(column["input_mask"])[1] for column in columns])
+    return {name: tf.stack([tf.pad(column[name], [[0, 0], [0, length - tf.shape(column[name])[1]]])
+                            for column in columns], axis=1) for name in INPUT_NAMES}
+
+
 def _cached_embeddings(embedder, columns, mini_batch_size, bucket_width):
     """The columns' embeddings [B, C, D], computed a mini-batch at a time, whose gradient is GradCache's."""
     generators = seed_generator_states(embedder)

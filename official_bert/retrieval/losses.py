@@ -26,6 +26,17 @@ SCALE = 20.0  # sentence-transformers' scale of the cosine similarities (a tempe
 _MIN_NORM = 1e-12  # torch.nn.functional.normalize's smallest norm, as sentence-transformers' cos_sim divides by
 
 
+def row_targets(loss):
+    """What `loss` takes as y_true for rows of texts: "text_ids" (the ranking losses: `batch_text_ids`), "scores"
+    (the scored-pair losses), or None for a loss of another kind.
+
+    Example:
+    >>> row_targets(MatryoshkaLoss(CoSENTLoss(), [8])), row_targets(MultipleNegativesRankingLoss()), row_targets("mse")
+    ('scores', 'text_ids', None)
+    """
+    return getattr(loss, "targets", None) if isinstance(loss, keras.losses.Loss) else None
+
+
 def l2_normalize(x):
     """`x` divided by its L2 norm along the last axis (at least 1e-12), as torch's `F.normalize`.
 
@@ -83,6 +94,8 @@ class MultipleNegativesRankingLoss(keras.losses.Loss):
     >>> float(loss(np.array([[0, 1], [2, 1]]), embeddings))  # the same positive text twice: no negatives left
     0.0
     """
+
+    targets = "text_ids"
 
     def __init__(self, scale=SCALE, symmetric=False, name="multiple_negatives_ranking", **kwargs):
         super().__init__(name=name, **kwargs)
@@ -170,6 +183,8 @@ class CoSENTLoss(keras.losses.Loss):
     20.0
     """
 
+    targets = "scores"
+
     def __init__(self, scale=SCALE, name="cosent", **kwargs):
         super().__init__(name=name, **kwargs)
         if not (isinstance(scale, (int, float)) and 0 < scale < float("inf")):
@@ -202,6 +217,8 @@ class CosineSimilarityLoss(keras.losses.Loss):
     >>> round(float(CosineSimilarityLoss()(np.array([1.0]), pairs)), 4)  # (0.7071 − 1)²
     0.0858
     """
+
+    targets = "scores"
 
     def __init__(self, name="cosine_similarity", **kwargs):
         super().__init__(name=name, **kwargs)
@@ -252,6 +269,10 @@ class MatryoshkaLoss(keras.losses.Loss):
         if len(weights) != len(dims):
             raise ValueError(f"weights={weights}: expected one per width of dims={dims}")
         self.loss, self.dims, self.weights = loss, dims, weights
+
+    @property
+    def targets(self):
+        return row_targets(self.loss)
 
     @property
     def mini_batch_size(self):
