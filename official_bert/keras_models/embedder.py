@@ -1,14 +1,13 @@
 """`TextEmbedder`: texts → sentence embeddings (the sentence-transformers recipe: BERT, mean or [CLS] pooling, L2
 normalisation), with `from_checkpoint` (a sentence-transformers directory's own pooling), `.keras` and `export`."""
 
-import json
-import os
-
 import keras
 import numpy as np
 import tensorflow as tf
 
-from official_bert.checkpoints import load_checkpoint
+from official_bert.checkpoints import load_checkpoint, save_checkpoint
+from official_bert.checkpoints.sentence_transformers import sentence_transformers_settings, write_sentence_transformers
+from official_bert.checkpoints.source import CheckpointError
 from official_bert.classification import validation
 from official_bert.export.embedding import export_embedding
 from official_bert.features.pooling import SentencePooling
@@ -18,12 +17,7 @@ from official_bert.prefetching import prefetched
 from official_bert.retrieval.contrastive_model import ContrastiveModel, stack_columns
 from official_bert.retrieval.losses import batch_text_ids, row_targets
 
-# sentence-transformers' files beside the weights: the module list and the pooling module's config.
-_MODULES = "modules.json"
-_NORMALIZE_MODULE = "sentence_transformers.models.Normalize"
 _BUCKET_WIDTH = 8  # a batch's columns padded to a multiple of this (see `batch_padding`)
-_POOLING_MODES = {"pooling_mode_cls_token": "cls", "pooling_mode_mean_tokens": "mean",
-                  "pooling_mode_max_tokens": "max"}
 
 
 @keras.saving.register_keras_serializable(package="official_bert")
@@ -209,47 +203,36 @@ class TextEmbedder(text_model.TextModelMixin, task_model.TaskModel):
         return export_embedding(export_dir, self.encoder, self.preprocessor.spec, self.preprocessor.sequence_length,
                                 pooling=self.pooling, normalize=self.normalize)
 
+    def save_sentence_transformers(self, directory):
+        """Writes the model as a sentence-transformers directory (`SentenceTransformer(directory)` loads it and
+        gives the same embeddings; so does `TextEmbedder.from_checkpoint(directory)`): the weights as Hugging Face
+        safetensors, the tokenizer, and the pooling and normalisation as modules. Returns `directory`.
+
+        Args:
+            directory: created if needed; files of the same names are replaced.
+
+        Example:
+        >>> import os, tempfile
+        >>> from official_bert import BertConfig, BertEncoder
+        >>> from official_bert.keras_models import TextPreprocessor
+        >>> model = TextEmbedder(BertEncoder(BertConfig.from_preset("tiny", vocab_size=5, num_hidden_layers=1)),
+        ...                      TextPreprocessor(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "hi"], sequence_length=16))
+        >>> directory = model.save_sentence_transformers(tempfile.mkdtemp())
+        >>> again = TextEmbedder.from_checkpoint(directory)
+        >>> (again.pooling, again.normalize, again.preprocessor.sequence_length), "modules.json" in os.listdir(directory)
+        (('mean', True, 16), True)
+        """
+        spec = self.preprocessor.spec
+        if not spec.vocab_file:
+            raise CheckpointError("save_sentence_transformers: a SentencePiece model's tokenizer has no "
+                                  "sentence-transformers (BERT WordPiece) form here")
+        save_checkpoint(self.encoder, directory, "huggingface")
+        write_sentence_transformers(directory, spec.vocab_file, self.pooling, self.normalize,
+                                    self.preprocessor.sequence_length, self.preprocessor.do_lower_case,
+                                    self.encoder.config.hidden_size)
+        return directory
+
     def get_config(self):
         return {"encoder": keras.saving.serialize_keras_object(self.encoder),
                 "preprocessor": keras.saving.serialize_keras_object(self.preprocessor), "pooling": self.pooling,
                 "normalize": self.normalize, "name": self.name}
-
-
-def sentence_transformers_settings(path):
-    """What a sentence-transformers directory says of its pooling: {"pooling", "normalize", "sequence_length"}
-    (those it states; empty for any other path).
-
-    Example:
-    >>> import tempfile
-    >>> directory = tempfile.mkdtemp()
-    >>> os.mkdir(os.path.join(directory, "1_Pooling"))
-    >>> _ = open(os.path.join(directory, "modules.json"), "w").write(json.dumps([
-    ...     {"path": "", "type": "sentence_transformers.models.Transformer"},
-    ...     {"path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
-    ...     {"path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}]))
-    >>> _ = open(os.path.join(directory, "1_Pooling", "config.json"), "w").write(
-    ...     '{"pooling_mode_cls_token": false, "pooling_mode_mean_tokens": true}')
-    >>> sentence_transformers_settings(directory)
-    {'normalize': True, 'pooling': 'mean'}
-    """
-    path = os.fspath(path)
-    modules_file = os.path.join(path, _MODULES)
-    if not tf.io.gfile.exists(modules_file):
-        return {}
-    modules = _read_json(modules_file)
-    found = {"normalize": any(m.get("type") == _NORMALIZE_MODULE for m in modules)}
-    for module in modules:
-        pooling_config = os.path.join(path, module.get("path", ""), "config.json")
-        if module.get("type", "").endswith(".Pooling") and tf.io.gfile.exists(pooling_config):
-            modes = [mode for key, mode in _POOLING_MODES.items() if _read_json(pooling_config).get(key)]
-            if len(modes) == 1:
-                found["pooling"] = modes[0]
-    settings_file = os.path.join(path, "sentence_bert_config.json")
-    if tf.io.gfile.exists(settings_file) and _read_json(settings_file).get("max_seq_length"):
-        found["sequence_length"] = int(_read_json(settings_file)["max_seq_length"])
-    return dict(sorted(found.items()))
-
-
-def _read_json(path):
-    with tf.io.gfile.GFile(path, "rb") as f:
-        return json.loads(f.read().decode("utf-8"))

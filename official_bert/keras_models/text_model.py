@@ -11,6 +11,7 @@ import tensorflow as tf
 
 from official_bert.checkpoints import causal, detect
 from official_bert.checkpoints.case import case_mismatches
+from official_bert.checkpoints.sentence_transformers import vocab_from_tokenizer_json
 from official_bert.checkpoints.source import CheckpointError
 from official_bert.classification import validation
 from official_bert.configs import BertConfig
@@ -332,7 +333,8 @@ def from_checkpoint_parts(path, config=None, vocab_file=None, spm_model_file=Non
     config = causal.resolve_causal_attention(config, None, config_file, checkpoints=[path])
     config.check_seq_length(sequence_length, config_file, name="sequence_length")
     if not (vocab_file or spm_model_file):
-        vocab_file = located.vocab_file
+        # sentence-transformers 6 saves a tokenizer.json and no vocab.txt.
+        vocab_file = located.vocab_file or vocab_from_tokenizer_json(located.directory)
         if vocab_file is None:
             raise CheckpointError(f"{path}: no vocab.txt beside the checkpoint; pass vocab_file= (or spm_model_file=)")
     if do_lower_case is None:
