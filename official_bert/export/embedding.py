@@ -40,7 +40,7 @@ def embedding_model(encoder, layers=(-1,), pooling="mean", normalize=True):
     return keras.Model(inputs, embedding, name="sentence_embedding")
 
 
-def embedding_serving_spec(tokenizer, seq_length):
+def embedding_serving_spec(tokenizer, seq_length, dimensions=None, normalize=False):
     """The `ServingSpec` of an `embedding_model`: `text` (string [batch]) → {"embedding": float32 [batch, D]}.
 
     Texts are packed as `[CLS] text [SEP]`, truncated to seq_length, and a batch is padded to its longest.
@@ -48,6 +48,9 @@ def embedding_serving_spec(tokenizer, seq_length):
     Args:
         tokenizer: the model's `TokenizerSpec`.
         seq_length: the most tokens of a text ([CLS] and [SEP] included); 256 for all-MiniLM-L6-v2.
+        dimensions: serve the first this many dimensions of each embedding (a Matryoshka model's smaller
+            embedding); None serves them all.
+        normalize: with `dimensions`, L2-normalise the shortened embedding (as the model normalises the whole).
 
     Example:
     >>> import os, tempfile
@@ -61,6 +64,10 @@ def embedding_serving_spec(tokenizer, seq_length):
     packer = TextPacker(tokenizer, seq_length, pad_to_longest=True)
 
     def outputs(embedding):
+        if dimensions:
+            embedding = embedding[:, :dimensions]
+            if normalize:
+                embedding = tf.math.l2_normalize(embedding, axis=-1, epsilon=1e-24)
         return {"embedding": embedding}
 
     def serve_text(call_model, text):
@@ -69,7 +76,8 @@ def embedding_serving_spec(tokenizer, seq_length):
     return ServingSpec({"text": tf.TensorSpec([None], tf.string)}, serve_text, outputs, (seq_length,), (tokenizer,))
 
 
-def export_embedding(export_dir, encoder, tokenizer, seq_length, layers=(-1,), pooling="mean", normalize=True):
+def export_embedding(export_dir, encoder, tokenizer, seq_length, layers=(-1,), pooling="mean", normalize=True,
+                     dimensions=None):
     """Exports an `embedding_model` of `encoder` as the next version in export_dir; returns its path.
 
     Signatures (see `export_saved_model`): serving_default takes raw `text`; serve_tensors and serve_examples
@@ -80,6 +88,7 @@ def export_embedding(export_dir, encoder, tokenizer, seq_length, layers=(-1,), p
         encoder: a `BertEncoder` with its weights.
         tokenizer, seq_length: as for `embedding_serving_spec`.
         layers, pooling, normalize: as for `embedding_model`.
+        dimensions: serve the first this many dimensions (renormalised with `normalize`); None: all.
 
     Example:
     >>> import os, tempfile
@@ -94,4 +103,4 @@ def export_embedding(export_dir, encoder, tokenizer, seq_length, layers=(-1,), p
     TensorShape([2, 128])
     """
     model = embedding_model(encoder, layers, pooling, normalize)
-    return export_saved_model(export_dir, model, embedding_serving_spec(tokenizer, seq_length))
+    return export_saved_model(export_dir, model, embedding_serving_spec(tokenizer, seq_length, dimensions, normalize))

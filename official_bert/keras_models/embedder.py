@@ -193,15 +193,20 @@ class TextEmbedder(text_model.TextModelMixin, task_model.TaskModel):
 
         return prefetched(data.ragged_batch(batch_size).map(batch))
 
-    def export(self, export_dir):
+    def export(self, export_dir, dimensions=None):
         """Writes the raw-text embedding SavedModel (`text` → `embedding`, core TensorFlow ops for WordPiece) as the
         next version in export_dir; returns its path.
 
         Args:
             export_dir: the directory of versions, as TF Serving's --model_base_path.
+            dimensions: serve each embedding's first this many dimensions (renormalised if the model normalises):
+                a Matryoshka-trained model's smaller embedding; None serves them all.
         """
+        width = self.encoder.config.hidden_size
+        if dimensions is not None and not (isinstance(dimensions, int) and 0 < dimensions <= width):
+            raise ValueError(f"dimensions={dimensions!r}: expected a width from 1 to the embeddings' {width}")
         return export_embedding(export_dir, self.encoder, self.preprocessor.spec, self.preprocessor.sequence_length,
-                                pooling=self.pooling, normalize=self.normalize)
+                                pooling=self.pooling, normalize=self.normalize, dimensions=dimensions)
 
     def save_sentence_transformers(self, directory):
         """Writes the model as a sentence-transformers directory (`SentenceTransformer(directory)` loads it and

@@ -156,17 +156,8 @@ class TextModelMixin:
         return prefetched(data.ragged_batch(batch_size or BATCH_SIZE).map(
             lambda *element: self._packed_batch(*_padded(element))))
 
-    def _packed_rows(self, texts, chunk=1024):
-        """The preprocessor's inputs for `texts` (a string tensor or a pair), each row unpadded (RaggedTensors):
-        padded again per batch, to the batch's longest row, as the preprocessor pads."""
-        pack = tf.function(self.preprocessor)
-        size = int(tf.nest.flatten(texts)[0].shape[0])
-        rows = []
-        for start in range(0, size, chunk):
-            packed = pack(tf.nest.map_structure(lambda t: t[start:start + chunk], texts))
-            lengths = tf.reduce_sum(packed["input_mask"], axis=1)
-            rows.append({name: tf.RaggedTensor.from_tensor(value, lengths=lengths) for name, value in packed.items()})
-        return {name: tf.concat([part[name] for part in rows], axis=0) for name in rows[0]}
+    def _packed_rows(self, texts):
+        return packed_rows(self.preprocessor, texts)
 
     def _preprocess_element(self, *element):
         x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(element)
@@ -175,6 +166,31 @@ class TextModelMixin:
     def _packed_batch(self, inputs, y=None, sample_weight=None):
         """A batch of the preprocessor's outputs as Keras takes it (`MaskedLM` masks it here)."""
         return keras.utils.pack_x_y_sample_weight(inputs, y, sample_weight)
+
+
+def packed_rows(preprocessor, texts, chunk=1024):
+    """The preprocessor's inputs for `texts` (a string tensor or a pair), each row unpadded (RaggedTensors): padded
+    again per batch, to the batch's longest row, as the preprocessor pads.
+
+    Args:
+        preprocessor: a `TextPreprocessor`, or a `tf.function` of one (made once, it traces the tokenizer's graph
+            once: a caller packing again and again passes that).
+        texts: string tensor [N], or a pair of them.
+        chunk: texts packed at once.
+
+    Example:
+    >>> layer = TextPreprocessor(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b"], sequence_length=8)
+    >>> packed_rows(layer, tf.constant(["a", "a b a"]))["input_word_ids"].to_list()
+    [[2, 4, 3], [2, 4, 5, 4, 3]]
+    """
+    pack = tf.function(preprocessor) if isinstance(preprocessor, TextPreprocessor) else preprocessor
+    size = int(tf.nest.flatten(texts)[0].shape[0])
+    rows = []
+    for start in range(0, size, chunk):
+        packed = pack(tf.nest.map_structure(lambda t: t[start:start + chunk], texts))
+        lengths = tf.reduce_sum(packed["input_mask"], axis=1)
+        rows.append({name: tf.RaggedTensor.from_tensor(value, lengths=lengths) for name, value in packed.items()})
+    return {name: tf.concat([part[name] for part in rows], axis=0) for name in rows[0]}
 
 
 def _padded(element):
