@@ -243,21 +243,8 @@ class EmbeddingTask(FineTuningTask):
         return embedding_serving_spec(tokenizer, seq_length, (self.export_dimensions or [None])[0], self.normalize)
 
     def embedding_function(self, predictor, batch_size):
-        """texts → their embeddings [n, D] (float32) from the model `predictor` runs: tokenized in the graph a few
-        thousand at a time, batched by length (less padding), in the texts' order."""
-        def embed(texts):
-            parts = []
-            for start in range(0, len(texts), _PACK_CHUNK):
-                chunk = tf.constant([t.encode("utf-8") for t in texts[start:start + _PACK_CHUNK]], tf.string)
-                packed = packed_rows(self._pack, chunk)
-                order = np.argsort(packed["input_mask"].row_lengths().numpy(), kind="stable")
-                inputs = {name: value.to_tensor().numpy()[order] for name, value in packed.items()}
-                vectors = np.empty([len(order), self.trained.encoder.config.hidden_size], np.float32)
-                vectors[order] = predictor.predict_arrays(inputs, batch_size)
-                parts.append(vectors)
-            return np.concatenate(parts)
-
-        return embed
+        """texts → their embeddings from the model `predictor` runs (`embedding_function`)."""
+        return embedding_function(predictor, self._pack, batch_size, self.trained.encoder.config.hidden_size)
 
     def _records(self):
         """One pass of the training rows: each column's token ids (tokenized once, unpadded), the rows' text ids
@@ -320,6 +307,31 @@ class EmbeddingTask(FineTuningTask):
                         f"there, {identity.get(key)!r} now): rerun with that run's flags and files to resume it, or "
                         "give a new --output_dir")
         self._identity = identity
+
+
+def embedding_function(predictor, pack, batch_size, width):
+    """texts → their embeddings [n, width] (float32), in the texts' order: tokenized in the graph a few thousand at a
+    time, batched by length (less padding), run by `predictor`.
+
+    Args:
+        predictor: a `finetuning.Predictor` of a `TextEmbedder`.
+        pack: a `tf.function` of its `TextPreprocessor` (made once: each new one traces the tokenizer anew).
+        batch_size: texts a batch.
+        width: the embeddings' width.
+    """
+    def embed(texts):
+        parts = [np.zeros([0, width], np.float32)]
+        for start in range(0, len(texts), _PACK_CHUNK):
+            chunk = tf.constant([t.encode("utf-8") for t in texts[start:start + _PACK_CHUNK]], tf.string)
+            packed = packed_rows(pack, chunk)
+            order = np.argsort(packed["input_mask"].row_lengths().numpy(), kind="stable")
+            inputs = {name: value.to_tensor().numpy()[order] for name, value in packed.items()}
+            vectors = np.empty([len(order), width], np.float32)
+            vectors[order] = predictor.predict_arrays(inputs, batch_size)
+            parts.append(vectors)
+        return np.concatenate(parts)
+
+    return embed
 
 
 def _widths(values, flag):
