@@ -159,7 +159,7 @@ class EmbeddingTask(FineTuningTask):
 
     def load(self, settings, tokenizer):
         self.preprocessor = TextPreprocessor.from_spec(tokenizer, settings.max_seq_length)
-        self._pack = tf.function(self.preprocessor)
+        self._pack = text_packer(self.preprocessor)
         if settings.do_train:
             self.rows = read_training_rows(self.train_file, self.kind, self.columns, self.input_format)
             if self.kind == PAIRS and len(self.rows.columns) == 2 and settings.train_batch_size < 2:
@@ -309,13 +309,19 @@ class EmbeddingTask(FineTuningTask):
         self._identity = identity
 
 
+def text_packer(preprocessor):
+    """`preprocessor` as a `tf.function` of a string tensor [N] of any N: traced once (the tokenizer's graph takes
+    seconds to trace), whatever the number of texts."""
+    return tf.function(preprocessor, input_signature=[tf.TensorSpec([None], tf.string)])
+
+
 def embedding_function(predictor, pack, batch_size, width):
     """texts → their embeddings [n, width] (float32), in the texts' order: tokenized in the graph a few thousand at a
     time, batched by length (less padding), run by `predictor`.
 
     Args:
         predictor: a `finetuning.Predictor` of a `TextEmbedder`.
-        pack: a `tf.function` of its `TextPreprocessor` (made once: each new one traces the tokenizer anew).
+        pack: its `TextPreprocessor` as `text_packer` makes it (once: each new one traces the tokenizer anew).
         batch_size: texts a batch.
         width: the embeddings' width.
     """

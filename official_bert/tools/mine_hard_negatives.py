@@ -35,7 +35,7 @@ from official_bert.retrieval.mining import FORMATS as OUTPUT_FORMATS
 from official_bert.retrieval.mining import MiningSettings, mine_hard_negatives
 from official_bert.retrieval.search import DEFAULT_CHUNK_SIZE
 from official_bert.retrieval.training_files import RowColumns, read_training_rows
-from official_bert.tasks.embeddings import embedding_function
+from official_bert.tasks.embeddings import embedding_function, text_packer
 
 FLAGS = flags.FLAGS
 
@@ -96,7 +96,7 @@ def main():
     length = FLAGS.max_seq_length or sentence_transformers_settings(FLAGS.init_checkpoint).get("sequence_length", 128)
     model = TextEmbedder.from_checkpoint(FLAGS.init_checkpoint, sequence_length=length)
     embed = embedding_function(Predictor(model, tf.distribute.get_strategy(), bucket_width=8),
-                               tf.function(model.preprocessor), FLAGS.batch_size, model.encoder.config.hidden_size)
+                               text_packer(model.preprocessor), FLAGS.batch_size, model.encoder.config.hidden_size)
     with output_file_lock(FLAGS.output_file):
         rows, complete = mine_hard_negatives(*pairs.texts[:2], embed, settings, corpus, FLAGS.corpus_chunk_size)
         write_text(FLAGS.output_file, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
