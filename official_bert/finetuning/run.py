@@ -42,6 +42,7 @@ class FineTuningRun(TrainingRun):
         metrics: Keras metrics to report while training (a list, or a dict by output).
         do_lower_case: checked against the init checkpoint's casing (a warning when they disagree).
         loss_weights: the weight of each output's loss, as for `keras.Model.compile`.
+        optimizer_options: more arguments of `create_optimizer` (e.g. {"bias_correction": True}).
 
     Example:
     >>> import tempfile
@@ -58,11 +59,12 @@ class FineTuningRun(TrainingRun):
     (0, 0.0)
     """
 
-    def __init__(self, model, loss, options, schedule, strategy, metrics=(), do_lower_case=None, loss_weights=None):
+    def __init__(self, model, loss, options, schedule, strategy, metrics=(), do_lower_case=None, loss_weights=None,
+                 optimizer_options=None):
         self.schedule = schedule
         with strategy.scope():
             optimizer = create_optimizer(options.learning_rate, schedule.num_train_steps, schedule.num_warmup_steps,
-                                         weight_decay_rate=options.weight_decay_rate)
+                                         weight_decay_rate=options.weight_decay_rate, **(optimizer_options or {}))
         super().__init__(model, optimizer, options, strategy,
                          {"loss": loss, "loss_weights": loss_weights,
                           "metrics": metrics if isinstance(metrics, dict) else list(metrics)}, do_lower_case)

@@ -21,6 +21,7 @@ class FineTuningTask(abc.ABC):
         metric: the dev results key (higher is better) that --keep_best and a sweep choose by (None for a task
             without a dev set).
         loss_weights: each output's loss weight, for a model with several outputs (else None).
+        optimizer_options: more arguments of the optimizer (`create_optimizer`'s), e.g. {"bias_correction": True}.
         per_token_outputs: the model's outputs are per position ([batch, seq_length, ...]): evaluation batches are
             then kept at their features' length instead of padded to their longest sequence.
 
@@ -33,6 +34,7 @@ class FineTuningTask(abc.ABC):
     name = "task"
     metric = "accuracy"
     loss_weights = None
+    optimizer_options = {}
     per_token_outputs = False
 
     def check(self, settings):

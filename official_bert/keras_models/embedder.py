@@ -105,6 +105,14 @@ class TextEmbedder(text_model.TextModelMixin, task_model.TaskModel):
     def default_loss(self):
         return keras.losses.CosineSimilarity()
 
+    def compile(self, optimizer="auto", loss="auto", metrics="auto", **kwargs):
+        """`TextModelMixin.compile`; with a loss of `official_bert.retrieval.losses`, the "auto" optimizer corrects
+        Adam's moments for their bias as torch's AdamW (sentence-transformers' optimizer) does, where BERT's does
+        not."""
+        super().compile(optimizer, loss, metrics, **kwargs)
+        if self._paper_optimizer and self._row_loss():
+            self._paper_optimizer["bias_correction"] = True
+
     def fit(self, x=None, y=None, batch_size=None, epochs=1, shuffle=True, sample_weight=None, validation_data=None,
             **kwargs):
         """Keras's `fit`; compiled with a loss of `official_bert.retrieval.losses`, on rows of texts given as columns

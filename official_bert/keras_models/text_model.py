@@ -123,8 +123,7 @@ class TextModelMixin:
         settings = dict(self._paper_optimizer)
         total = steps * epochs
         warmup = int(total * settings.pop("warmup_proportion"))
-        optimizer = create_optimizer(settings["init_lr"], total, warmup,
-                                     weight_decay_rate=settings["weight_decay_rate"])
+        optimizer = create_optimizer(settings.pop("init_lr"), total, warmup, **settings)
         keras.Model.compile(self, optimizer=optimizer, **self._compile_arguments)
 
     def _dataset(self, x, y=None, sample_weight=None, batch_size=None, shuffle=False):

@@ -138,7 +138,9 @@ class AdamWeightDecay(_BertOptimizer):
     """Google BERT's AdamWeightDecayOptimizer: Adam without bias correction, plus decoupled weight decay.
 
     Per variable: `m = b1*m + (1-b1)*g`, `v = b2*v + (1-b2)*g²`, `u = m / (sqrt(v) + eps)`,
-    `u += weight_decay_rate * param` unless excluded, `param -= lr * u`.
+    `u += weight_decay_rate * param` unless excluded, `param -= lr * u`. With `bias_correction`, m and v are divided
+    by 1 - b1^t and 1 - b2^t at update t (from 1) first: torch's AdamW, which sentence-transformers trains with (BERT's
+    omits it, so its first few hundred updates are up to several times larger).
 
     Args:
         learning_rate: a float or a `LearningRateSchedule` (see `create_optimizer`).
@@ -148,6 +150,7 @@ class AdamWeightDecay(_BertOptimizer):
         epsilon: added to sqrt(v); 1e-6 as in the original.
         exclude_from_weight_decay: regex patterns; a variable whose path or name matches one is not decayed.
         global_clipnorm: gradients are scaled so their global norm is at most this; None disables.
+        bias_correction: correct the moments' bias toward 0, as Adam (Kingma and Ba 2015) and torch's AdamW do.
         **kwargs: other `keras.optimizers.Optimizer` arguments, e.g. `gradient_accumulation_steps`.
 
     Example:
@@ -158,12 +161,18 @@ class AdamWeightDecay(_BertOptimizer):
     >>> AdamWeightDecay(learning_rate=0.1).apply([grad, grad], [kernel, bias])
     >>> print(np.round(kernel.numpy(), 4), np.round(bias.numpy(), 4))
     [0.6828 1.3152] [0.6838 1.3162]
+    >>> corrected = keras.Variable(np.ones(2, "float32"), name="kernel")
+    >>> AdamWeightDecay(learning_rate=0.1, weight_decay_rate=0.0, bias_correction=True).apply([grad], [corrected])
+    >>> np.round(corrected.numpy(), 4)  # the first corrected update: lr · g / (|g| + eps), 0.1 each way
+    array([0.9, 1.1], dtype=float32)
     """
 
     def __init__(self, learning_rate=0.001, weight_decay_rate=0.01, beta_1=0.9, beta_2=0.999, epsilon=1e-6,
-                 exclude_from_weight_decay=DEFAULT_EXCLUDE_FROM_WEIGHT_DECAY, global_clipnorm=1.0, **kwargs):
+                 exclude_from_weight_decay=DEFAULT_EXCLUDE_FROM_WEIGHT_DECAY, global_clipnorm=1.0,
+                 bias_correction=False, **kwargs):
         super().__init__(learning_rate, weight_decay_rate, beta_1, beta_2, epsilon, exclude_from_weight_decay,
                          global_clipnorm, **kwargs)
+        self.bias_correction = bool(bias_correction)
 
     def update_step(self, gradient, variable, learning_rate):
         index = self._get_variable_index(variable)
@@ -173,8 +182,17 @@ class AdamWeightDecay(_BertOptimizer):
         # 1 - beta is taken in Python's double precision, as the original's `(1.0 - self.beta_2) * ...` is.
         constants = (self.beta_1, 1.0 - self.beta_1, self.beta_2, 1.0 - self.beta_2, self.epsilon,
                      self.weight_decay_rate if self._decays[index] else 0.0)
+        corrections = [tf.constant(1.0, dtype)] * 2  # x · 1.0 is x exactly: BERT's update, bit for bit
+        if self.bias_correction:
+            # In double precision, as 1 - beta above: float32's 1 - 0.999 is 1.3e-5 off.
+            step = tf.cast(self.iterations + 1, tf.float64)
+            corrections = [tf.cast(1.0 / (1.0 - tf.pow(tf.constant(beta, tf.float64), step)), dtype)
+                           for beta in (self.beta_1, self.beta_2)]
         _adam_weight_decay(variable.handle, self._m[index].handle, self._v[index].handle, gradient,
-                           ops.cast(learning_rate, dtype), *(tf.constant(c, dtype) for c in constants))
+                           ops.cast(learning_rate, dtype), *(tf.constant(c, dtype) for c in constants), *corrections)
+
+    def get_config(self):
+        return {**super().get_config(), "bias_correction": self.bias_correction}
 
 
 # The original's update, compiled by XLA into one pass over the variable and its moments: run op by op it was
@@ -184,12 +202,12 @@ class AdamWeightDecay(_BertOptimizer):
 # would keep the first caller's.
 @tf.function(jit_compile=True)
 def _adam_weight_decay(variable, m, v, gradient, learning_rate, beta_1, one_minus_beta_1, beta_2, one_minus_beta_2,
-                       epsilon, weight_decay_rate):
+                       epsilon, weight_decay_rate, m_correction, v_correction):
     dtype = gradient.dtype
     m_value = beta_1 * tf.raw_ops.ReadVariableOp(resource=m, dtype=dtype) + one_minus_beta_1 * gradient
     v_value = beta_2 * tf.raw_ops.ReadVariableOp(resource=v, dtype=dtype) + one_minus_beta_2 * tf.square(gradient)
     value = tf.raw_ops.ReadVariableOp(resource=variable, dtype=dtype)
-    update = m_value / (tf.sqrt(v_value) + epsilon) + weight_decay_rate * value
+    update = m_value * m_correction / (tf.sqrt(v_value * v_correction) + epsilon) + weight_decay_rate * value
     tf.raw_ops.AssignVariableOp(resource=m, value=m_value)
     tf.raw_ops.AssignVariableOp(resource=v, value=v_value)
     tf.raw_ops.AssignVariableOp(resource=variable, value=value - learning_rate * update)

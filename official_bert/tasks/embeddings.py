@@ -54,6 +54,8 @@ LOSSES = {"multiple_negatives_ranking": PAIRS, "cached_multiple_negatives_rankin
 RUN_FILE = "embedding_run.json"  # what a run in output_dir trains on and with, to refuse a rerun that differs
 RANKINGS_FILE = "test_rankings.jsonl"
 _PACK_CHUNK = 4096  # texts tokenized at once when embedding
+# The largest --scale: beyond it the softmax is a hard maximum, and scaled cosines near float32's range overflow.
+_MAX_SCALE = 1000.0
 
 
 class EmbeddingTask(FineTuningTask):
@@ -87,6 +89,10 @@ class EmbeddingTask(FineTuningTask):
     """
 
     name = "embeddings"
+    # torch's AdamW, sentence-transformers' optimizer: BERT's omits Adam's bias correction, which makes the first few
+    # hundred updates up to several times larger — a short fine-tuning at sentence-transformers' learning rates
+    # would take other steps.
+    optimizer_options = {"bias_correction": True}
 
     def __init__(self, train_file=None, columns=RowColumns(), input_format=None, loss="multiple_negatives_ranking",
                  scale=losses.SCALE, symmetric=False, mini_batch_size=32, matryoshka_dims=None,
@@ -98,8 +104,9 @@ class EmbeddingTask(FineTuningTask):
         for flag, value in (("--mini_batch_size", mini_batch_size), ("--corpus_chunk_size", corpus_chunk_size)):
             if not (isinstance(value, int) and value >= 1):
                 raise RetrievalDataError(f"{flag}={value}: expected a positive integer")
-        if not (isinstance(scale, (int, float)) and 0 < scale < float("inf")):
-            raise RetrievalDataError(f"--scale={scale}: expected a positive finite number")
+        if not (isinstance(scale, (int, float)) and 0 < scale <= _MAX_SCALE):
+            raise RetrievalDataError(f"--scale={scale}: expected a positive number up to {_MAX_SCALE:g} (1 / the "
+                                     "temperature; sentence-transformers' is 20)")
         self.train_file, self.columns, self.input_format = train_file, columns, input_format
         self.loss_name, self.kind = loss, LOSSES[loss]
         self.scale, self.symmetric, self.mini_batch_size = float(scale), symmetric, mini_batch_size
@@ -115,6 +122,9 @@ class EmbeddingTask(FineTuningTask):
         self.eval_dir, self.eval_split, self.test_split, self.dev_file = eval_dir, eval_split, test_split, dev_file
         self.corpus_chunk_size = corpus_chunk_size
         self.export_dimensions = _widths([export_dimensions] if export_dimensions else None, "--export_dimensions")
+        if best_metric and not (eval_dir or dev_file):
+            raise RetrievalDataError(f"--best_metric={best_metric}: there is no evaluation to choose by (give "
+                                     "--eval_dir or --dev_file)")
         metric = best_metric or ("ndcg@10" if eval_dir else "spearman_cosine")
         self.metric = f"eval_{metric.removeprefix('eval_')}" if (eval_dir or dev_file) else None
         if self.metric and self.metric not in self.evaluation_names():
@@ -134,12 +144,10 @@ class EmbeddingTask(FineTuningTask):
         return [f"{name}{'' if width is None else f'_dim{width}'}" for width in widths for name in names]
 
     def check(self, settings):
-        for split, flag, needed, given in (("train", "do_train", settings.do_train, self.train_file),
-                                           ("dev", "do_eval", settings.do_eval, self.eval_dir or self.dev_file),
-                                           ("test", "do_predict", settings.do_predict, self.eval_dir)):
-            source = "--train_file" if split == "train" else "--eval_dir" if split == "test" else \
-                "--eval_dir or --dev_file"
-            if needed and not given:
+        for flag, source, given in (("do_train", "--train_file", self.train_file),
+                                    ("do_eval", "--eval_dir or --dev_file", self.eval_dir or self.dev_file),
+                                    ("do_predict", "--eval_dir", self.eval_dir)):
+            if getattr(settings, flag) and not given:
                 raise RetrievalDataError(f"--{flag} needs {source}")
         if self.train_file and not settings.do_train:
             raise RetrievalDataError("--train_file is given but --do_train is not: pass --do_train, or leave "
@@ -149,8 +157,6 @@ class EmbeddingTask(FineTuningTask):
                                                                          self.export_dimensions)):
             if dims and max(dims) > width:
                 raise RetrievalDataError(f"{flag}={max(dims)}: wider than the model's embeddings ({width})")
-        if self.dev_file and self.kind != SCORED and self.eval_dir is None:
-            logging.info("--dev_file: an STS evaluation of scored pairs (text_a, text_b, score)")
         if settings.init_checkpoint and _same_directory(settings.output_dir, settings.init_checkpoint):
             raise RetrievalDataError(f"--output_dir={settings.output_dir} is --init_checkpoint's directory: the "
                                      "trained model written there would replace the one the run starts from")

@@ -85,7 +85,7 @@ flags.DEFINE_string("score_column", "score", "A scored pair's score (any finite 
 # The model and loss.
 flags.DEFINE_enum("loss", "multiple_negatives_ranking", list(LOSSES), "sentence-transformers' loss of that name.")
 flags.DEFINE_float("scale", 20.0, "The cosine similarities' multiplier (1 / temperature) of the ranking losses and "
-                   "cosent.")
+                   "cosent: above 0, at most 1000.")
 flags.DEFINE_bool("symmetric", False, "Ranking losses: add the backward term (each positive's softmax over the "
                   "batch's anchors), the two averaged (sentence-transformers' MultipleNegativesSymmetricRankingLoss).")
 flags.DEFINE_integer("mini_batch_size", 32, "cached_multiple_negatives_ranking: texts embedded at once (GradCache).")

@@ -40,6 +40,18 @@ def np_adamw(params, grads, m, v, lr, decay, eps=EPS, clip_norm=1.0):
     return [list(x) for x in zip(*out)]
 
 
+def np_torch_adamw(params, grads, m, v, lr, step, decay, eps=EPS):
+    """One step of torch.optim.AdamW (step counts from 1; sentence-transformers' optimizer) after global-norm clipping
+    at 1.0, as its documentation writes the algorithm: p ← p − lr·wd·p, then p ← p − lr · m̂ / (√v̂ + eps)."""
+    out = []
+    for p, g, m_, v_, d in zip(params, np_clip(grads), m, v, decay):
+        p = p - lr * WD * p if d else p
+        m_ = B1 * m_ + (1 - B1) * g
+        v_ = B2 * v_ + (1 - B2) * g * g
+        out.append((p - lr * (m_ / (1 - B1**step)) / (np.sqrt(v_ / (1 - B2**step)) + eps), m_, v_))
+    return [list(x) for x in zip(*out)]
+
+
 def np_lamb(params, grads, m, v, lr, step, decay, adapt):
     """One step of tfa's LAMB (step counts from 1) after global-norm clipping at 1.0."""
     out = []
@@ -128,6 +140,22 @@ def test_adamw_several_steps_with_schedule_and_clipping_match_numpy():
     assert int(optimizer.iterations) == 5
     for got, want in zip(values(variables), params):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_adamw_with_bias_correction_is_torch_adamw():
+    model = tiny_model()
+    variables = model.trainable_variables
+    optimizer = create_optimizer(0.1, num_train_steps=10, num_warmup_steps=2, bias_correction=True)
+    params = values(variables)
+    m = v = [np.zeros_like(p) for p in params]
+    for step, (lr, norm) in enumerate(zip([0.0, 0.05, 0.08, 0.07, 0.06], [0.3, 4.0, 0.7, 2.5, 0.1])):
+        grads = random_grads(variables, seed=10 + step, norm=norm)
+        optimizer.apply(grads, variables)
+        params, m, v = np_torch_adamw(params, grads, m, v, lr, step + 1, kernel_mask(variables))
+    for got, want in zip(values(variables), params):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    # BERT's (no correction) moves the first steps several times further.
+    assert AdamWeightDecay.from_config(optimizer.get_config()).bias_correction
 
 
 def test_global_norm_clipping_at_one():
