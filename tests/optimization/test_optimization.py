@@ -42,7 +42,8 @@ def np_adamw(params, grads, m, v, lr, decay, eps=EPS, clip_norm=1.0):
 
 def np_torch_adamw(params, grads, m, v, lr, step, decay, eps=EPS):
     """One step of torch.optim.AdamW (step counts from 1; sentence-transformers' optimizer) after global-norm clipping
-    at 1.0, as its documentation writes the algorithm: p ← p − lr·wd·p, then p ← p − lr · m̂ / (√v̂ + eps)."""
+    at 1.0, as its documentation writes the algorithm: p ← p − lr·wd·p, then p ← p − lr · m̂ / (√v̂ + eps)
+    (m̂ = m / (1 − β1^step), v̂ = v / (1 − β2^step))."""
     out = []
     for p, g, m_, v_, d in zip(params, np_clip(grads), m, v, decay):
         p = p - lr * WD * p if d else p
@@ -154,8 +155,7 @@ def test_adamw_with_bias_correction_is_torch_adamw():
         params, m, v = np_torch_adamw(params, grads, m, v, lr, step + 1, kernel_mask(variables))
     for got, want in zip(values(variables), params):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
-    # BERT's (no correction) moves the first steps several times further.
-    assert AdamWeightDecay.from_config(optimizer.get_config()).bias_correction
+    assert AdamWeightDecay.from_config(optimizer.get_config()).bias_correction  # kept in .keras files and configs
 
 
 def test_global_norm_clipping_at_one():

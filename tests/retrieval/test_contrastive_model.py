@@ -52,8 +52,8 @@ def loss_and_gradients(model, loss, inputs, y):
 def test_cached_batch_of_256_is_the_plain_batch(symmetric):
     model = embedder(dropout=0.0)
     inputs, y = batch(256)
-    plain = loss_and_gradients(ContrastiveModel(model, bucket_width=8), MultipleNegativesRankingLoss(symmetric=symmetric),
-                               inputs, y)
+    plain = loss_and_gradients(ContrastiveModel(model, bucket_width=8),
+                               MultipleNegativesRankingLoss(symmetric=symmetric), inputs, y)
     cached = loss_and_gradients(ContrastiveModel(model, mini_batch_size=32, bucket_width=8),
                                 CachedMultipleNegativesRankingLoss(32, symmetric=symmetric), inputs, y)
     assert cached[0] == pytest.approx(plain[0], rel=1e-6)
