@@ -7,7 +7,6 @@ import os
 import re
 import subprocess
 import sys
-import textwrap
 
 import pytest
 
@@ -16,42 +15,22 @@ from tests.docs.pages import DOCS, REPO, all_pages, docs_pages, page_id
 FIGURES = os.path.join(DOCS, "benchmarks", "figures.json")
 
 
-def _build(site_dir):
-    """`mkdocs build --strict` into site_dir, in a fresh process: (return code, output, whether TensorFlow got
-    imported)."""
-    script = textwrap.dedent(f"""
-        import sys
-        from mkdocs.__main__ import cli
-        try:
-            cli(["build", "--strict", "--config-file", {os.path.join(REPO, "mkdocs.yml")!r},
-                 "--site-dir", {str(site_dir)!r}])
-        except SystemExit as stop:
-            code = stop.code or 0
-        print("TENSORFLOW IMPORTED" if "tensorflow" in sys.modules else "no tensorflow")
-        sys.exit(code)
-    """)
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
-    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=300)
-    return done.returncode, done.stdout + done.stderr, "TENSORFLOW IMPORTED" in done.stdout
-
-
-def test_the_site_builds_strictly_with_no_warning_and_without_tensorflow(tmp_path):
-    code, output, imported_tensorflow = _build(tmp_path / "site")
-    assert code == 0, output
-    assert "WARNING" not in output, output
-    assert not imported_tensorflow, "building the API pages imported TensorFlow: griffe must read the source statically"
+def test_the_site_builds_strictly_with_no_warning_and_without_tensorflow(site):
+    assert site.returncode == 0, site.output
+    assert "WARNING" not in site.output, site.output
+    assert not site.imported_tensorflow, ("building the API pages imported TensorFlow: griffe must read the source "
+                                          "statically")
     # Every page became HTML, the API pages with their objects' docstrings, signatures and doctests rendered as code.
     for page in docs_pages():
         name = os.path.relpath(page, DOCS)[:-3]
-        html = tmp_path / "site" / ("index.html" if name == "index" else
-                                    (name[:-len("index")] if name.endswith("index") else name + "/") + "index.html")
-        assert html.is_file(), f"{page_id(page)} was not built"
-    api = (tmp_path / "site" / "api" / "keras_models" / "TextClassifier" / "index.html").read_text(encoding="utf-8")
+        html = os.path.join(site.path, "index.html" if name == "index" else
+                            (name[:-len("index")] if name.endswith("index") else name + "/") + "index.html")
+        assert os.path.isfile(html), f"{page_id(page)} was not built"
+    api = site.page("api/keras_models/TextClassifier")
     assert "from_checkpoint" in api and "label_list" in api
     assert 'class="doc doc-heading"' in api
     assert "&gt;&gt;&gt;" in api and "<blockquote>" not in api  # the Example: doctests as a code block
-    assert (tmp_path / "site" / "benchmarks" / "train_step.png").is_file()
+    assert os.path.isfile(os.path.join(site.path, "benchmarks", "train_step.png"))
 
 
 def test_a_broken_link_fails_the_build(tmp_path):
@@ -63,8 +42,10 @@ def test_a_broken_link_fails_the_build(tmp_path):
         f.write("\nSee [the missing page](no-such-page.md).\n")
     with open(os.path.join(REPO, "mkdocs.yml"), encoding="utf-8") as f:
         config = f.read()
-    config = config.replace("paths: [.]", f"paths: [{REPO!r}]").replace(
-        "- docs/griffe_examples.py", f"- {os.path.join(DOCS, 'griffe_examples.py')}")
+    # The paths of the docs' own code, relative to the checkout, made absolute.
+    config = config.replace("paths: [.]", f"paths: [{REPO!r}]").replace("docs/griffe_api.py", os.path.join(
+        DOCS, "griffe_api.py")).replace("- docs/hooks.py", f"- {os.path.join(DOCS, 'hooks.py')}").replace(
+        "custom_dir: docs/overrides", f"custom_dir: {os.path.join(DOCS, 'overrides')}")
     (tmp_path / "mkdocs.yml").write_text(config, encoding="utf-8")
     done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
                           cwd=tmp_path, env=dict(os.environ, NO_MKDOCS_2_WARNING="1"), capture_output=True, text=True,
