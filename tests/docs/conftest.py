@@ -1,4 +1,5 @@
-"""The built site, once per test session: `mkdocs build --strict` in a fresh process, as `make docs` builds it."""
+"""What the docs tests share, made once per test session: the built site (`mkdocs build --strict` in a fresh
+process, as `make docs` builds it) and the guides' inputs."""
 
 import os
 import subprocess
@@ -8,6 +9,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from tests.docs import guide_inputs
 from tests.docs.pages import REPO
 
 
@@ -51,3 +53,9 @@ def build_site(site_dir):
 def site(tmp_path_factory):
     """The site, built once for the docs tests that read it."""
     return build_site(tmp_path_factory.mktemp("site") / "site")
+
+
+@pytest.fixture(scope="session")
+def inputs(tmp_path_factory):
+    """What the guides' readers bring, made once (tests/docs/guide_inputs.py)."""
+    return guide_inputs.make_inputs(str(tmp_path_factory.mktemp("inputs")))
