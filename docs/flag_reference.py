@@ -147,6 +147,9 @@ def _default(flag):
         value = ",".join(str(v) for v in value)
     if value == "":
         return '`""`'
+    if isinstance(value, str) and value.startswith(REPO + os.sep):
+        # A path inside the checkout, as the checkout's root names it: the same page wherever it is cloned.
+        value = os.path.relpath(value, REPO)
     return f"`{str(value).lower() if isinstance(value, bool) else value}`"
 
 

@@ -74,7 +74,9 @@ FAKE = [
         {"name": "resume", "type": "bool", "boolean": True, "default": False, "help": "Resume.", "choices": [],
          "lower": None, "upper": None, "short": None},
         {"name": "names", "type": "list", "boolean": False, "default": None, "help": "[CLS] names.",
-         "choices": [], "lower": None, "upper": None, "short": None}]},
+         "choices": [], "lower": None, "upper": None, "short": None},
+        {"name": "out", "type": "string", "boolean": False, "default": os.path.join(REPO, "official_bert", "data"),
+         "help": "Where.", "choices": [], "lower": None, "upper": None, "short": None}]},
 ]
 
 
@@ -87,6 +89,7 @@ def test_a_page_gives_each_flag_its_type_range_choices_and_default_and_leaves_ab
     assert rows == [
         "| `--mode` | one of `a`, `b` | `a` | The mode, `a_b`. |",
         "| `--names` | comma-separated list | — | \\[CLS\\] names. |",
+        "| `--out` | string | `official_bert/data` | Where. |",  # the checkout's path, as its root names it
         "| `--[no]resume` | bool | `false` | Resume. |",
         "| `--steps` | int (≥ 1, ≤ 100) | `10` | How many &lt;steps&gt; \\| at \\*most\\*. |",
     ]
