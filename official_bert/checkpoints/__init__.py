@@ -45,7 +45,7 @@ def load_checkpoint(model, path, do_lower_case=None):
             rule on Google's release names, the vocab.txt beside it, a tokenizer_config.json.
 
     Returns:
-        a `LoadReport` (also logged): loaded, missing and unexpected variables, skipped training state.
+        LoadReport: the loaded, missing and unexpected variables and the skipped training state (also logged).
 
     Raises:
         CheckpointError: no readable checkpoint at `path`; a shape mismatch (naming the variable and both
