@@ -36,6 +36,17 @@ from absl import flags
 
 FLAGS = flags.FLAGS
 read = {}
+
+
+def _declared(declared):
+    # What tools/flag_kinds.py says of a flag: a path's kind, a number's range.
+    if declared is None or declared.kind in ("switch", "choice", "text"):
+        return {}
+    if declared.kind in ("number", "numbers"):
+        return {"range": declared.range_text(), "list": declared.kind == "numbers"}
+    return {"path": declared.kind}
+
+
 for tool in sys.argv[1:]:
     for module, defined in list(FLAGS.flags_by_module_dict().items()):
         if module.startswith("official_bert."):
@@ -47,6 +58,7 @@ for tool in sys.argv[1:]:
         # `from official_bert.tools import run_classifier` would find the package's attribute and import nothing.
         vars(sys.modules["official_bert.tools"]).pop(module.rsplit(".", 1)[1], None)
     importlib.import_module("official_bert.tools." + tool)
+    from official_bert.tools import flag_kinds
     groups = []
     for module, defined in FLAGS.flags_by_module_dict().items():
         rows = []
@@ -56,7 +68,7 @@ for tool in sys.argv[1:]:
                 "name": flag.name, "type": flag.flag_type(), "boolean": flag.boolean, "default": flag.default,
                 "help": flag.help or "", "choices": list(getattr(parser, "enum_values", None) or []),
                 "lower": getattr(parser, "lower_bound", None), "upper": getattr(parser, "upper_bound", None),
-                "short": flag.short_name})
+                "short": flag.short_name, **_declared(flag_kinds.declared(flag.name))})
         if rows:
             groups.append({"module": module, "flags": rows})
     read[tool] = groups
@@ -131,6 +143,11 @@ def _type(flag):
             "multi string": "list, repeatable", "list": "comma-separated list"}.get(flag["type"], flag["type"])
     if flag["choices"]:
         return "one of " + ", ".join(f"`{choice}`" for choice in flag["choices"])
+    if flag.get("path"):
+        return f"path ({flag['path']})"
+    if flag.get("range"):
+        each = flag["range"].removeprefix("a ").removeprefix("an ")
+        return f"comma-separated, each {each}" if flag.get("list") else f"{kind}: {each}"
     bounds = []
     if flag["lower"] is not None:
         bounds.append(f"≥ {flag['lower']}")

@@ -151,9 +151,10 @@ class TextModelMixin:
         >>> model = TextClassifier(BertEncoder(BertConfig.from_preset("tiny", vocab_size=8, num_hidden_layers=1)),
         ...                        TextPreprocessor(vocab, sequence_length=16), 2, label_list=["neg", "pos"])
         >>> texts, labels = ["good film", "bad film", "good plot", "bad plot"] * 4, ["pos", "neg"] * 8
-        >>> history = model.fit(texts, labels, batch_size=4, epochs=2, verbose=0)
-        >>> sorted(history.history), len(history.history["loss"])
-        (['accuracy', 'loss'], 2)
+        >>> history = model.fit(texts, labels, batch_size=4, epochs=2, verbose=0,
+        ...                     validation_data=(["good film", "bad plot"], ["pos", "neg"]))
+        >>> sorted(history.history), len(history.history["val_loss"])
+        (['accuracy', 'loss', 'val_accuracy', 'val_loss'], 2)
         """
         data = self._dataset(x, y, sample_weight, batch_size, shuffle)
         if validation_data is not None:
@@ -184,6 +185,8 @@ class TextModelMixin:
         >>> sorted(model.evaluate(["good film", "bad film"], ["pos", "neg"], return_dict=True, verbose=0))
         ['accuracy', 'loss']
         """
+        if kwargs.get("_use_cached_eval_dataset"):  # fit's validation: the dataset fit made of validation_data
+            return super().evaluate(x, y, batch_size=batch_size, sample_weight=sample_weight, **kwargs)
         return super().evaluate(self._dataset(x, y, sample_weight, batch_size), **kwargs)
 
     def predict(self, x, batch_size=None, **kwargs):

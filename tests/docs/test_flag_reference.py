@@ -28,7 +28,8 @@ def _tools():
     for name in flag_reference.candidates():
         with open(os.path.join(flag_reference.TOOLS, name + ".py"), encoding="utf-8") as f:
             source = f.read()
-        if re.search(r"^(flags\.DEFINE_\w+\(|define_\w+_flags\()", source, re.M):
+        if re.search(r"^(flags\.DEFINE_\w+\(|define_\w+_flags\(|(path|text|text_list|integer|real|numbers)\()", source,
+                     re.M):
             tools.append(name)
     return tools
 
@@ -38,9 +39,11 @@ def _conditional_flags():
     the static reading below cannot tell which tools have them; the generator's test does."""
     with open(os.path.join(flag_reference.TOOLS, "flags.py"), encoding="utf-8") as f:
         tree = ast.parse(f.read())
+    definers = ("path", "text", "text_list", "integer", "real", "numbers")
     return {node.args[0].value for branch in ast.walk(tree) if isinstance(branch, ast.If)
-            for node in ast.walk(branch) if isinstance(node, ast.Call) and getattr(node.func, "attr", "").startswith(
-                "DEFINE_") and node.args and isinstance(node.args[0], ast.Constant)}
+            for node in ast.walk(branch) if isinstance(node, ast.Call) and (
+                getattr(node.func, "attr", "").startswith("DEFINE_") or getattr(node.func, "id", "") in definers)
+            and node.args and isinstance(node.args[0], ast.Constant)}
 
 
 def _page_flags(tool):
