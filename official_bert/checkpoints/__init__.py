@@ -32,7 +32,7 @@ def load_checkpoint(model, path, do_lower_case=None):
     The encoder's weights always load (the checkpoint must hold the whole encoder; the pooler may be
     absent); heads load where the model has them and the checkpoint too: MLM/NSP into a `BertPretrainer`,
     the classifier or span head into the matching task model — never a head of another kind of model than the
-    checkpoint records (`kinds.py`: a token tagger's into a sentence classifier). A config beside the checkpoint
+    checkpoint records as its own (a token tagger's into a sentence classifier). A config beside the checkpoint
     (`bert_config.json` / `config.json`) must agree with the model's, and a left-to-right checkpoint (its config or
     the marker `run_pretraining.py --objective=ltr` writes inside it says so) loads only into a left-to-right
     model. Nothing is assigned unless all
