@@ -30,7 +30,7 @@ from official_bert.checkpoints.names import entry
 from official_bert.configs import BertConfig
 from official_bert.errors import Error
 from official_bert.io import atomic_directory, write_text
-from official_bert.io.files import is_stale_temporary, listdir, remove_stale_temporaries
+from official_bert.io.files import check_input_file, is_stale_temporary, listdir, remove_stale_temporaries
 from official_bert.io.table_files import TableFileError, check_utf8
 from official_bert.text import tokenization
 
@@ -202,8 +202,9 @@ def read_words_file(path):
     >>> read_words_file(path)
     ['interleukin', 'troponin']
     """
-    if not tf.io.gfile.exists(path) or tf.io.gfile.isdir(path):
+    if not tf.io.gfile.exists(path):
         raise VocabExtensionError(f"--new_words={path}: no such file (expected one word per line)")
+    check_input_file(path, "a file of one word per line", "--new_words", VocabExtensionError)
     words = []
     with tf.io.gfile.GFile(path, "rb") as f:
         for number, raw in enumerate(f, start=1):

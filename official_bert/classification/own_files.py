@@ -24,7 +24,7 @@ from official_bert.classification.errors import ClassificationDataError
 from official_bert.classification.examples import InputExample
 from official_bert.classification.processor import DataProcessor
 from official_bert.io import write_text
-from official_bert.io.table_files import read_rows, table_format
+from official_bert.io.table_files import check_table_file, read_rows
 
 SINGLE_LABEL, MULTI_LABEL, REGRESSION = "single_label", "multi_label", "regression"
 LABEL_FILE = "labels.json"
@@ -94,7 +94,8 @@ class OwnFilesProcessor(DataProcessor):
             raise ClassificationDataError("no data files: give --train_file, --dev_file or --test_file")
         self.columns = columns
         self.input_format = input_format
-        self.formats = {split: table_format(path, input_format) for split, path in self.files.items()}
+        self.formats = {split: check_table_file(path, f"--{split}_file", input_format)
+                        for split, path in self.files.items()}
         self.label_separator = label_separator or (saved or {}).get("label_separator")
         if multi_label and regression:
             raise ClassificationDataError("--multi_label and --regression: a task is one or the other")

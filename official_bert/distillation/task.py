@@ -26,7 +26,8 @@ from official_bert.distillation.intermediate import FROZEN_STUDENT, Intermediate
 from official_bert.distillation.losses import DEFAULT_ALPHA, DEFAULT_TEMPERATURE, DistillationLoss, pack_targets
 from official_bert.finetuning.stream import TrainingRecords
 from official_bert.finetuning.task import FineTuningTask
-from official_bert.io.table_files import TEXT_COLUMN, TableFileError, read_columns, read_rows, table_format
+from official_bert.io.table_files import (TEXT_COLUMN, TableFileError, check_table_file, read_columns, read_rows,
+                                          table_format)
 from official_bert.tasks.classification import has_text_b
 from official_bert.tasks.own_files import OwnFilesTask
 
@@ -226,12 +227,12 @@ class DistillationTask(FineTuningTask):
 
     def _check_unlabeled(self):
         path, columns = self.unlabeled.path, self.unlabeled.columns
-        try:
-            input_format = table_format(path, self.unlabeled.input_format)
-        except TableFileError as e:  # "<path>: cannot tell its format ..."
-            raise DistillationError(f"--unlabeled_file={e}") from None
         if not tf.io.gfile.exists(path):
             raise DistillationError(f"--unlabeled_file={path}: file not found")
+        try:
+            input_format = check_table_file(path, "--unlabeled_file", self.unlabeled.input_format, "--unlabeled_format")
+        except TableFileError as e:
+            raise DistillationError(str(e)) from None
         pair = has_text_b(self.task.processor) if not isinstance(self.task, OwnFilesTask) else bool(
             self.task.columns.text_b)
         if pair and (input_format == "text" or not columns.text_b):

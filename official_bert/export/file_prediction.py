@@ -51,7 +51,7 @@ from official_bert.io.atomic import atomic_path, write_text
 from official_bert.io.files import is_remote
 from official_bert.io.locks import output_file_lock
 from official_bert.io.paths import files_under, hash_file
-from official_bert.io.table_files import TableFileError, read_columns, read_rows, table_format
+from official_bert.io.table_files import TableFileError, check_table_file, read_columns, read_rows, table_format
 
 OUTPUT_FORMATS = ("jsonl", "csv")
 ON_ERROR = ("fail", "skip")
@@ -673,7 +673,7 @@ def _predict(saved_model_dir, input_file, files, output_file, errors_file, start
     """`predict_files` once its arguments are checked and its output locked."""
     try:
         for path in files:
-            table_format(path, input_format)
+            check_table_file(path, "--input_file", input_format)
         model = ServedModel(saved_model_dir, signature)
         load_seconds = time.monotonic() - started
         mapping = _column_map(model, files, input_format, columns)

@@ -20,6 +20,7 @@ from absl import flags
 
 from official_bert.configs import BertConfig, ConfigError
 from official_bert.fill_mask import MASK, FillMaskError, encode_masked_text, load_masked_lm, top_k_fillers
+from official_bert.io.files import check_input_file
 from official_bert.tools.flags import tokenizer_spec_from_flags
 
 FLAGS = flags.FLAGS
@@ -71,8 +72,7 @@ def _read_texts(input_file, texts):
     """(where, text) for every non-blank line of `input_file` ("FILE:LINE") and every --text ("--text=...")."""
     found = []
     if input_file:
-        if tf.io.gfile.isdir(input_file):
-            raise FillMaskError(f"--input_file={input_file}: is a directory; expected a text file")
+        check_input_file(input_file, "a text file", "--input_file", FillMaskError)
         try:
             with tf.io.gfile.GFile(input_file, "rb") as f:
                 lines = f.read().decode("utf-8-sig").splitlines()  # a leading BOM dropped

@@ -1,0 +1,87 @@
+"""The file, label and message classes as a user meets them at the command line: each case's tool exits 1 with one
+line naming the flag, file or row and what was expected, no traceback, and no output directory. The library tests of
+each class hold its variations (tests/io/test_directory_inputs.py, ...); these check the one-line form, one case of
+each class per tool, the cases of a tool in one process (`DRIVER`: TensorFlow imported once)."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tests.cli.test_cli_bad_input import DRIVER
+from tests.distillation.helpers import make_teacher, write_data
+from tests.finetuning.test_run_classifier import SEQ_LENGTH, write_model_files
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ENV = dict(os.environ, PYTHONPATH=REPO, CUDA_VISIBLE_DEVICES="", TF_CPP_MIN_LOG_LEVEL="3")
+
+
+def run_cases(tool, argvs):
+    """[(exit status, stderr)] of each argv given to `tool`'s run() in one process."""
+    done = subprocess.run([sys.executable, "-c", DRIVER, tool, json.dumps(argvs)], env=ENV, cwd=REPO,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return [tuple(result) for result in json.loads(done.stdout.strip().splitlines()[-1])]
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory):
+    """The tiny model, own files (JSON Lines and CSV), a single-label teacher and a directory holding a file."""
+    d = tmp_path_factory.mktemp("files")
+    vocab, config = write_model_files(str(d / "model"))
+    files = write_data(str(d / "data"), "single")
+    (d / "adir").mkdir()
+    (d / "adir" / "train.csv").write_text("text,label\nfine,1\n")
+    return {"dir": d, "vocab": vocab, "config": config, **files, "teacher": make_teacher(d / "teacher", "single"),
+            "adir": str(d / "adir")}
+
+
+def classifier(w, out, *extra):
+    return [f"--bert_config_file={w['config']}", f"--vocab_file={w['vocab']}", f"--max_seq_length={SEQ_LENGTH}",
+            f"--output_dir={out}", "--do_train", "--do_eval", f"--train_file={w['train']}",
+            f"--dev_file={w['dev']}", *extra]
+
+
+def distillation(w, out, *extra):
+    return [f"--teacher={w['teacher']}", f"--output_dir={out}", f"--max_seq_length={SEQ_LENGTH}", "--do_train",
+            "--do_eval", f"--train_file={w['train']}", f"--dev_file={w['dev']}", "--student_preset=tiny", *extra]
+
+
+# (tool, case, argv from the work files and an output directory, the one line's pattern after "<tool>: error: ").
+CASES = [
+    ("run_classifier", "K13b directory as --train_file with --input_format",
+     lambda w, out: classifier(w, out, f"--train_file={w['adir']}", "--input_format=csv"),
+     r"--train_file=\S+/adir: is a directory; expected a CSV, TSV, JSON Lines or text file \(it holds train.csv\)$"),
+    ("run_distillation", "G5f2 directory as --unlabeled_file with --unlabeled_format",
+     lambda w, out: distillation(w, out, f"--unlabeled_file={w['adir']}", "--unlabeled_format=text"),
+     r"--unlabeled_file=\S+/adir: is a directory; expected a CSV, TSV, JSON Lines or text file"),
+    ("run_distillation", "G5f directory as --unlabeled_file",
+     lambda w, out: distillation(w, out, f"--unlabeled_file={w['adir']}"),
+     r"--unlabeled_file=\S+/adir: is a directory; expected a CSV, TSV, JSON Lines or text file"),
+]
+
+
+@pytest.fixture(scope="module")
+def outcomes(work):
+    results = {}
+    for tool in dict.fromkeys(case[0] for case in CASES):
+        cases = [case for case in CASES if case[0] == tool]
+        argvs = [argv(work, str(work["dir"] / "out" / re.sub(r"\W+", "_", name))) for _, name, argv, _ in cases]
+        for (_, name, _, _), result in zip(cases, run_cases(tool, argvs)):
+            results[name] = result
+    return results
+
+
+@pytest.mark.slow  # a process per tool, each importing TensorFlow: about 20 s on 2 cores
+@pytest.mark.parametrize("tool,name,argv,pattern", CASES, ids=[case[1].split()[0] for case in CASES])
+def test_one_line_exit_1_and_nothing_written(work, outcomes, tool, name, argv, pattern):
+    status, stderr = outcomes[name]
+    lines = stderr.strip().splitlines()
+    assert status == 1 and lines, stderr[-3000:]
+    assert lines[-1].startswith(f"{tool}: error: "), stderr[-3000:]
+    assert re.search(pattern, lines[-1].removeprefix(f"{tool}: error: ")), lines[-1]
+    assert "Traceback" not in stderr
+    assert not (work["dir"] / "out" / re.sub(r"\W+", "_", name)).exists()
