@@ -8,10 +8,11 @@ number is its place among the data rows of a CSV/TSV file (the header is row 0),
 or text file; blank lines are skipped without renumbering what follows. Anything unusable is a `TableFileError`, one
 line naming the file and the row: a line that is not a JSON object, a CSV row with more or fewer fields than the
 header, bytes that are not UTF-8 (with their byte offset), an empty file, a directory given for a file (with the flag
-that named it: `check_table_file`), a missing column (with the columns that exist; a header read as one column
-that holds tabs, commas or semicolons is shown as it is, with the --input_format that would split it). A cell may be
-as long as a file allows: reading a CSV/TSV file lifts the `csv` module's process-wide field limit (131,072
-characters by default) to 2**31 - 1.
+that named it: `check_table_file`), the header row again as a data row (two files joined into one: in a CSV/TSV file
+of two or more columns it would be read as a row whose label is the label column's name), a missing column (with
+the columns that exist; a header read as one column that holds tabs, commas or semicolons is shown as it is, with the
+--input_format that would split it). A cell may be as long as a file allows: reading a CSV/TSV file lifts the `csv`
+module's process-wide field limit (131,072 characters by default) to 2**31 - 1.
 
 Example:
 >>> import os, tempfile
@@ -270,6 +271,10 @@ def _csv_rows(path, input_format, columns):
                     f"{path}, row {row_number} ({lines_of}): {len(fields)} fields where the header has "
                     f"{len(header)}" + (f" ({hint})" if hint else " (a quote left open?)" if line_number > first_line
                                         else ""))
+            if fields == header and len(header) > 1:
+                raise TableFileError(f"{path}, row {row_number} (line {first_line}): the header row again "
+                                     f"({_SEPARATORS[input_format].join(header)!r}): two files joined into one? "
+                                     "Remove that line (it would be read as data)")
             yield row_number, dict(zip(header, fields))
     finally:
         lines.close()

@@ -13,7 +13,7 @@ import pytest
 
 from tests.cli.test_cli_bad_input import DRIVER
 from tests.distillation.helpers import make_teacher, write_data
-from tests.finetuning.test_run_classifier import SEQ_LENGTH, write_model_files
+from tests.finetuning.test_run_classifier import SEQ_LENGTH, SINGLE, write_model_files
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ENV = dict(os.environ, PYTHONPATH=REPO, CUDA_VISIBLE_DEVICES="", TF_CPP_MIN_LOG_LEVEL="3")
@@ -35,8 +35,10 @@ def work(tmp_path_factory):
     files = write_data(str(d / "data"), "single")
     (d / "adir").mkdir()
     (d / "adir" / "train.csv").write_text("text,label\nfine,1\n")
+    rows = "".join(f"{i},{text},{label}\n" for i, (text, label) in enumerate(SINGLE))
+    (d / "joined.csv").write_text(f"id,text,label\n{rows}id,text,label\n{rows}")
     return {"dir": d, "vocab": vocab, "config": config, **files, "teacher": make_teacher(d / "teacher", "single"),
-            "adir": str(d / "adir")}
+            "adir": str(d / "adir"), "joined": str(d / "joined.csv")}
 
 
 def classifier(w, out, *extra):
@@ -55,6 +57,9 @@ CASES = [
     ("run_classifier", "K13b directory as --train_file with --input_format",
      lambda w, out: classifier(w, out, f"--train_file={w['adir']}", "--input_format=csv"),
      r"--train_file=\S+/adir: is a directory; expected a CSV, TSV, JSON Lines or text file \(it holds train.csv\)$"),
+    ("run_classifier", "K7 the header row again mid-file",
+     lambda w, out: classifier(w, out, f"--train_file={w['joined']}"),
+     r"\S+/joined.csv, row 9 \(line 10\): the header row again \('id,text,label'\): two files joined into one\?"),
     ("run_distillation", "G5f2 directory as --unlabeled_file with --unlabeled_format",
      lambda w, out: distillation(w, out, f"--unlabeled_file={w['adir']}", "--unlabeled_format=text"),
      r"--unlabeled_file=\S+/adir: is a directory; expected a CSV, TSV, JSON Lines or text file"),

@@ -191,3 +191,23 @@ def test_check_utf8_names_the_line_and_byte_offset(tmp_path):
     assert str(raised.value) == f"{path}, line 3: byte 0xe9 at byte offset 20 is not UTF-8 (save the file as UTF-8)"
     path.write_bytes("\ufeffcafé\n\nnaïve".encode())
     check_utf8(str(path))
+
+
+@pytest.mark.parametrize("name,separator", [("train.csv", ","), ("train.tsv", "\t")])
+def test_the_header_row_again_mid_file_is_refused_naming_its_row(tmp_path, name, separator):
+    # K7: two files joined into one; the second header was read as a row labelled 'label'.
+    header = separator.join(["id", "text", "label"])
+    lines = [header] + [separator.join([str(i), f"text {i}", "pos" if i % 2 else "neg"]) for i in range(24)]
+    path = tmp_path / name
+    path.write_text("\n".join(lines + lines) + "\n")
+    with pytest.raises(TableFileError) as raised:
+        list(read_rows(str(path), columns=["text", "label"]))
+    assert str(raised.value) == (f"{path}, row 25 (line 26): the header row again ({header!r}): two files joined "
+                                 "into one? Remove that line (it would be read as data)")
+
+
+def test_a_one_column_file_may_hold_its_column_name_as_text(tmp_path):
+    # One column cannot tell a repeated header from a text that happens to be the column's name.
+    path = tmp_path / "texts.csv"
+    path.write_text("text\nhello\ntext\n")
+    assert [row for _, row in read_rows(str(path))] == [{"text": "hello"}, {"text": "text"}]
