@@ -26,8 +26,8 @@ from official_bert.distillation.intermediate import FROZEN_STUDENT, Intermediate
 from official_bert.distillation.losses import DEFAULT_ALPHA, DEFAULT_TEMPERATURE, DistillationLoss, pack_targets
 from official_bert.finetuning.stream import TrainingRecords
 from official_bert.finetuning.task import FineTuningTask
-from official_bert.io.table_files import (TEXT_COLUMN, TableFileError, check_table_file, read_columns, read_rows,
-                                          table_format)
+from official_bert.io.table_files import (TEXT_COLUMN, TableFileError, check_table_file, describe_columns, read_columns,
+                                          read_rows, table_format)
 from official_bert.tasks.classification import has_text_b
 from official_bert.tasks.own_files import OwnFilesTask
 
@@ -241,8 +241,8 @@ class DistillationTask(FineTuningTask):
         found = read_columns(path, input_format)
         missing = [name for name in self.unlabeled.text_columns() if name not in found]
         if missing:
-            raise DistillationError(f"--unlabeled_file={path}: no column {missing[0]!r} (its columns: "
-                                    f"{', '.join(found)}); name the text's with --text_a_column")
+            raise DistillationError(f"--unlabeled_file={path}: no column {missing[0]!r} "
+                                    f"({describe_columns(found, missing[0])}); name the text's with --text_a_column")
 
     def load(self, settings, tokenizer):
         extra = (WithUnlabeled(self.task.processor, self.unlabeled), {UNLABELED: 1}) if self.unlabeled else None

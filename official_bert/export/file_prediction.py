@@ -51,7 +51,8 @@ from official_bert.io.atomic import atomic_path, write_text
 from official_bert.io.files import is_remote
 from official_bert.io.locks import output_file_lock
 from official_bert.io.paths import files_under, hash_file
-from official_bert.io.table_files import TableFileError, check_table_file, read_columns, read_rows, table_format
+from official_bert.io.table_files import (TableFileError, check_table_file, describe_columns, read_columns, read_rows,
+                                          table_format)
 
 OUTPUT_FORMATS = ("jsonl", "csv")
 ON_ERROR = ("fail", "skip")
@@ -305,8 +306,8 @@ def _column_map(model, files, input_format, columns):
             header = read_columns(path, input_format)
             for name, column in sorted(mapping.items()):
                 if column not in header and name not in OPTIONAL_INPUTS:
-                    raise PredictionError(f"{path}: no column {column!r} for the input {name} (its columns: "
-                                          f"{', '.join(header)}); name it with --columns={name}=COLUMN")
+                    raise PredictionError(f"{path}: no column {column!r} for the input {name} "
+                                          f"({describe_columns(header, column)}); name it with --columns={name}=COLUMN")
     return mapping
 
 

@@ -10,9 +10,14 @@ line naming the file and the row: a line that is not a JSON object, a CSV row wi
 header, bytes that are not UTF-8 (with their byte offset), an empty file, a directory given for a file (with the flag
 that named it: `check_table_file`), the header row again as a data row (two files joined into one: in a CSV/TSV file
 of two or more columns it would be read as a row whose label is the label column's name), a missing column (with
-the columns that exist; a header read as one column that holds tabs, commas or semicolons is shown as it is, with the
---input_format that would split it). A cell may be as long as a file allows: reading a CSV/TSV file lifts the `csv`
-module's process-wide field limit (131,072 characters by default) to 2**31 - 1.
+the columns that exist, `describe_columns`; a header read as one column that holds tabs, commas or semicolons is
+shown as it is, with the --input_format that would split it). A cell may be as long as a file allows: reading a
+CSV/TSV file lifts the `csv` module's process-wide field limit (131,072 characters by default) to 2**31 - 1.
+
+Column names are read as written, spaces included, as Python's `csv`, pandas and Hugging Face datasets read them:
+the header `id,text,label ` has a column 'label ' and none 'label'. A message shows such a name quoted and says what
+surrounds it (`describe_columns`), so that the header can be fixed; stripping it silently would make a file mean
+something else here than in every other tool that reads it.
 
 Example:
 >>> import os, tempfile
@@ -28,6 +33,7 @@ import os
 
 from official_bert.errors import Error
 from official_bert.io.files import check_input_file, open_file
+from official_bert.text.invisible import invisible_difference, shown, strip_invisible
 
 FORMATS = ("csv", "tsv", "jsonl", "text")
 TEXT_COLUMN = "text"  # the one column of a plain-text file
@@ -162,6 +168,29 @@ def read_columns(path, input_format=None):
     return header
 
 
+def describe_columns(columns, wanted=None):
+    """"its columns: ..." for a message about a missing column: each name as written, quoted when spaces or invisible
+    characters surround it; and when one of them is `wanted` but for those, what to fix.
+
+    Args:
+        columns: the names the file has.
+        wanted: the column that was not found, or None.
+
+    Example:
+    >>> describe_columns(["id", "text", "label"])
+    'its columns: id, text, label'
+    >>> describe_columns(["id", "text", "label "], "label")
+    "its columns: id, text, 'label '; the header's 'label ' has a space at its end: remove it from the file"
+    """
+    described = f"its columns: {', '.join(shown(str(name)) for name in columns)}"
+    for name in columns:
+        if wanted is not None and name != wanted and strip_invisible(str(name)) == wanted:
+            described += (f"; the header's {name!r} has {invisible_difference(str(name))}: remove it from the "
+                          "file")
+            break
+    return described
+
+
 def check_utf8(path):
     """Reads `path` through and raises a `TableFileError` naming the line and byte offset of the first byte that is
     not UTF-8 (a leading byte-order mark is allowed).
@@ -227,7 +256,7 @@ def _lines(path):
 def _missing(path, where, row, columns, hint=""):
     for column in columns:
         if column not in row:
-            listed = hint or f"its columns: {', '.join(map(str, row))}"
+            listed = hint or describe_columns(row, column)
             return TableFileError(f"{path}{where}: no column {column!r} ({listed})")
     return None
 

@@ -211,3 +211,26 @@ def test_a_one_column_file_may_hold_its_column_name_as_text(tmp_path):
     path = tmp_path / "texts.csv"
     path.write_text("text\nhello\ntext\n")
     assert [row for _, row in read_rows(str(path))] == [{"text": "hello"}, {"text": "text"}]
+
+
+@pytest.mark.parametrize("header,wanted,expected", [
+    # K6a, K6c: the trailing space showed only as a space before ")", so the line read as if 'label' were there.
+    ("id\ttext\tlabel ", "label", "its columns: id, text, 'label '; the header's 'label ' has a space at its end: "
+                                  "remove it from the file"),
+    ("id \ttext\tlabel", "id", "its columns: 'id ', text, label; the header's 'id ' has a space at its end: remove "
+                               "it from the file"),
+    ("id\ttext\t\u200blabel", "label", "its columns: id, text, '\\u200blabel'; the header's '\\u200blabel' has "
+                                       "U+200B ZERO WIDTH SPACE at its start: remove it from the file"),
+    ("id\ttext\tlabel\u00a0", "label", "its columns: id, text, 'label\\xa0'; the header's 'label\\xa0' has U+00A0 "
+                                       "NO-BREAK SPACE at its end: remove it from the file"),
+    ("id\ttext\ttag ", "label", "its columns: id, text, 'tag '"),
+])
+def test_a_header_name_with_invisible_characters_around_it_is_shown_quoted_with_the_fix(tmp_path, header, wanted,
+                                                                                         expected):
+    # Names are kept as written (as csv, pandas and datasets keep them); the message makes the difference visible.
+    path = tmp_path / "train_hdrsp.tsv"
+    path.write_text(header + "\n1\tfine\tpos\n", encoding="utf-8")
+    with pytest.raises(TableFileError) as raised:
+        list(read_rows(str(path), columns=[wanted]))
+    assert str(raised.value) == f"{path}: no column {wanted!r} ({expected})"
+    assert [name for _, row in read_rows(str(path)) for name in row] == header.split("\t")
