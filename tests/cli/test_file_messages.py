@@ -37,8 +37,12 @@ def work(tmp_path_factory):
     (d / "adir" / "train.csv").write_text("text,label\nfine,1\n")
     rows = "".join(f"{i},{text},{label}\n" for i, (text, label) in enumerate(SINGLE))
     (d / "joined.csv").write_text(f"id,text,label\n{rows}id,text,label\n{rows}")
+    (d / "header_space.tsv").write_text("id\ttext\tlabel \n" + rows.replace(",", "\t"))
+    (d / "hidden.csv").write_text("id,text,label\n" + rows.replace(",1\n", ",po\u200bs\n", 1).replace(",1\n", ",pos\n"),
+                                  encoding="utf-8")
     return {"dir": d, "vocab": vocab, "config": config, **files, "teacher": make_teacher(d / "teacher", "single"),
-            "adir": str(d / "adir"), "joined": str(d / "joined.csv")}
+            **{name: str(d / f"{name}.{ext}") for name, ext in (("joined", "csv"), ("header_space", "tsv"),
+                                                                ("hidden", "csv"))}, "adir": str(d / "adir")}
 
 
 def classifier(w, out, *extra):
@@ -60,6 +64,14 @@ CASES = [
     ("run_classifier", "K7 the header row again mid-file",
      lambda w, out: classifier(w, out, f"--train_file={w['joined']}"),
      r"\S+/joined.csv, row 9 \(line 10\): the header row again \('id,text,label'\): two files joined into one\?"),
+    ("run_classifier", "K6a a space after a header name",
+     lambda w, out: classifier(w, out, f"--train_file={w['header_space']}"),
+     r"header_space.tsv: no column 'label' \(its columns: id, text, 'label '; the header's 'label ' has a space at "
+     r"its end: remove it from the file\)$"),
+    ("run_classifier", "K9b two labels that differ by a zero-width space",
+     lambda w, out: classifier(w, out, f"--train_file={w['hidden']}"),
+     r"hidden.csv, row 3: label 'pos' and label 'po\\u200bs' \(row 1\) differ only in an invisible character "
+     r"\('pos' beside 'po\\u200bs'\): one class or two\?"),
     ("run_distillation", "G5f2 directory as --unlabeled_file with --unlabeled_format",
      lambda w, out: distillation(w, out, f"--unlabeled_file={w['adir']}", "--unlabeled_format=text"),
      r"--unlabeled_file=\S+/adir: is a directory; expected a CSV, TSV, JSON Lines or text file"),
