@@ -25,7 +25,7 @@ from official_bert.classification.examples import InputExample
 from official_bert.classification.processor import DataProcessor
 from official_bert.io import write_text
 from official_bert.io.table_files import check_table_file, read_rows
-from official_bert.text.invisible import strip_invisible
+from official_bert.io.invisible import strip_invisible
 
 SINGLE_LABEL, MULTI_LABEL, REGRESSION = "single_label", "multi_label", "regression"
 LABEL_FILE = "labels.json"

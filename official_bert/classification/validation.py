@@ -19,7 +19,7 @@ import numpy as np
 
 from official_bert.classification.errors import ClassificationDataError
 from official_bert.io.utf8 import not_utf8
-from official_bert.text.invisible import strip_invisible, without_format_characters
+from official_bert.io.invisible import strip_invisible, without_format_characters
 
 
 class ValidationError(ClassificationDataError):

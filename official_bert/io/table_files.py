@@ -33,7 +33,7 @@ import os
 
 from official_bert.errors import Error
 from official_bert.io.files import check_input_file, open_file
-from official_bert.text.invisible import invisible_difference, shown, strip_invisible
+from official_bert.io.invisible import invisible_difference, shown, strip_invisible
 
 FORMATS = ("csv", "tsv", "jsonl", "text")
 TEXT_COLUMN = "text"  # the one column of a plain-text file
