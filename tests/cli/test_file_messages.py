@@ -13,6 +13,7 @@ import pytest
 
 from tests.cli.test_cli_bad_input import DRIVER
 from tests.distillation.helpers import make_teacher, write_data
+from tests.export.test_file_prediction import save_length_classifier, write_keep_csv
 from tests.finetuning.test_run_classifier import SEQ_LENGTH, SINGLE, write_model_files
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -40,7 +41,10 @@ def work(tmp_path_factory):
     (d / "header_space.tsv").write_text("id\ttext\tlabel \n" + rows.replace(",", "\t"))
     (d / "hidden.csv").write_text("id,text,label\n" + rows.replace(",1\n", ",po\u200bs\n", 1).replace(",1\n", ",pos\n"),
                                   encoding="utf-8")
+    (d / "plain.txt").write_text("a text\nanother\n")
     return {"dir": d, "vocab": vocab, "config": config, **files, "teacher": make_teacher(d / "teacher", "single"),
+            "classifier": save_length_classifier(d / "classifier"), "keep": write_keep_csv(d / "keep.csv"),
+            "plain": str(d / "plain.txt"),
             **{name: str(d / f"{name}.{ext}") for name, ext in (("joined", "csv"), ("header_space", "tsv"),
                                                                 ("hidden", "csv"))}, "adir": str(d / "adir")}
 
@@ -49,6 +53,11 @@ def classifier(w, out, *extra):
     return [f"--bert_config_file={w['config']}", f"--vocab_file={w['vocab']}", f"--max_seq_length={SEQ_LENGTH}",
             f"--output_dir={out}", "--do_train", "--do_eval", f"--train_file={w['train']}",
             f"--dev_file={w['dev']}", *extra]
+
+
+def predict(w, out, *extra):
+    return [f"--saved_model_dir={w['classifier']}", f"--input_file={w['keep']}", f"--output_file={out}/out.jsonl",
+            *extra]
 
 
 def distillation(w, out, *extra):
@@ -72,6 +81,19 @@ CASES = [
      lambda w, out: classifier(w, out, f"--train_file={w['hidden']}"),
      r"hidden.csv, row 3: label 'pos' and label 'po\\u200bs' \(row 1\) differ only in an invisible character "
      r"\('pos' beside 'po\\u200bs'\): one class or two\?"),
+    ("predict", "I3h a kept column written under another's name",
+     lambda w, out: predict(w, out, "--keep_columns=label,input_label"),
+     r"^--keep_columns=label,input_label: the columns 'label' \(written as 'input_label': the output has its own "
+     r"'label'\) and 'input_label' would both be written as 'input_label'"),
+    ("predict", "I3d2 a kept column the file lacks, with --on_error=skip",
+     lambda w, out: predict(w, out, "--keep_columns=nosuch", "--on_error=skip"),
+     r"keep.csv: no column 'nosuch' to keep \(--keep_columns\) \(its columns: id, text_a, label, input_label\)$"),
+    ("predict", "I3g a kept column of plain text",
+     lambda w, out: predict(w, out, f"--input_file={w['plain']}", "--keep_columns=text_a"),
+     r"plain.txt: plain text has no columns \(one text per line\), so none to keep \(--keep_columns\)"),
+    ("predict", "I1b an id column the file lacks",
+     lambda w, out: predict(w, out, f"--input_file={w['keep']},{w['train']}", "--id_column=id"),
+     r"train.jsonl: no column 'id' for the ids \(--id_column\) \(its columns: text, label\)$"),
     ("run_distillation", "G5f2 directory as --unlabeled_file with --unlabeled_format",
      lambda w, out: distillation(w, out, f"--unlabeled_file={w['adir']}", "--unlabeled_format=text"),
      r"--unlabeled_file=\S+/adir: is a directory; expected a CSV, TSV, JSON Lines or text file"),
