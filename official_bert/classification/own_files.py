@@ -75,6 +75,10 @@ class OwnFilesProcessor(DataProcessor):
         label_separator: a multi-label cell that is a string is split at this (e.g. "|").
         regression: the labels are numbers: one output, mean squared error.
         saved: the label file's contents of the run this one continues, or None.
+        kind_source: (kind, clause): the kind something other than the flags expects, and the clause that says
+            so (e.g. (REGRESSION, "--teacher=run is a regression model (labels.json)")); a label of another kind
+            in a task of that kind is refused naming it, with advice that fits it, instead of the flag that would
+            change the kind.
 
     Example:
     >>> import os, tempfile
@@ -86,7 +90,7 @@ class OwnFilesProcessor(DataProcessor):
     """
 
     def __init__(self, files, columns=Columns(), *, input_format=None, label_list=None, multi_label=False,
-                 label_separator=None, regression=False, saved=None):
+                 label_separator=None, regression=False, saved=None, kind_source=None):
         self.files = {split: path for split, path in files.items() if path}
         unknown = set(self.files) - {"train", "dev", "test"}
         if unknown:
@@ -95,6 +99,7 @@ class OwnFilesProcessor(DataProcessor):
             raise ClassificationDataError("no data files: give --train_file, --dev_file or --test_file")
         self.columns = columns
         self.input_format = input_format
+        self.kind_source = kind_source
         self.formats = {split: check_table_file(path, f"--{split}_file", input_format)
                         for split, path in self.files.items()}
         self.label_separator = label_separator or (saved or {}).get("label_separator")
@@ -227,8 +232,10 @@ class OwnFilesProcessor(DataProcessor):
         if self.kind == REGRESSION:
             number = validation.number(cell)
             if number is None or not math.isfinite(number):
-                raise ClassificationDataError(f"{where}: label {cell!r} in column {column!r} is not a number "
-                                              "(--regression expects float labels)")
+                raise self._kind_error(f"{where}: label {cell!r} in column {column!r} is not a number",
+                                       "(--regression expects float labels)",
+                                       "so the labels must be numbers: distil a teacher fine-tuned on these classes "
+                                       "instead")
             return number
         if self.kind == MULTI_LABEL:
             if isinstance(cell, str):
@@ -240,22 +247,34 @@ class OwnFilesProcessor(DataProcessor):
                     except json.JSONDecodeError:
                         pass
             if not isinstance(cell, list):
-                raise ClassificationDataError(
-                    f"{where}: label {cell!r} in column {column!r} is not a list of labels; give a JSON list, or "
-                    "--label_separator to split a string (e.g. --label_separator='|')")
+                raise self._kind_error(
+                    f"{where}: label {cell!r} in column {column!r} is not a list of labels",
+                    "; give a JSON list, or --label_separator to split a string (e.g. --label_separator='|')",
+                    "so each label must be a list: give JSON lists or --label_separator, or distil a teacher "
+                    "fine-tuned on single labels")
             # Empty names (an empty list, "bug|" split) are no label: a row may have none.
             names = [_class_name(name, where, column) for name in cell]
             return tuple(dict.fromkeys(validation.label_name(name, f"{where}, column {column!r}") for name in names
                                        if strip_invisible(name)))
         if isinstance(cell, list):
-            raise ClassificationDataError(f"{where}: label {cell!r} in column {column!r} is a list: a multi-label "
-                                          "task? Pass --multi_label")
-        label = validation.label_name(_class_name(cell, where, column), f"{where}, column {column!r}")
-        number = validation.number(label)
-        if (number is not None and math.isfinite(number) and not number.is_integer() and not self.explicit_labels):
-            raise ClassificationDataError(f"{where}: label {label!r} in column {column!r} is a number, not a class; "
-                                          "pass --regression for float labels (or --label_list to name the classes)")
-        return label
+            raise self._kind_error(f"{where}: label {cell!r} in column {column!r} is a list",
+                                   ": a multi-label task? Pass --multi_label",
+                                   "distil a teacher fine-tuned on these label lists (--multi_label)")
+        number = validation.number(cell)
+        if number is not None and math.isfinite(number) and not number.is_integer() and (
+                not self.explicit_labels or isinstance(cell, float)):  # a JSON float is never a class name
+            raise self._kind_error(f"{where}: label {cell!r} in column {column!r} is a number, not a class",
+                                   "; pass --regression for float labels" + (
+                                       "" if isinstance(cell, float) else " (or --label_list to name the classes)"),
+                                   "distil a teacher fine-tuned with --regression on these numbers")
+        return validation.label_name(_class_name(cell, where, column), f"{where}, column {column!r}")
+
+    def _kind_error(self, problem, flag_advice, source_advice):
+        """A label of another kind than the task's: with the flag that changes the kind, or, when something else
+        set the kind (`kind_source`), naming it with the advice that fits it."""
+        if self.kind_source and self.kind_source[0] == self.kind:
+            return ClassificationDataError(f"{problem}, but {self.kind_source[1]}: {source_advice}")
+        return ClassificationDataError(problem + (" " if flag_advice.startswith("(") else "") + flag_advice)
 
 
 def _class_name(value, where, column):
@@ -266,7 +285,7 @@ def _class_name(value, where, column):
         return json.dumps(value)
     if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
         return str(int(value))
-    if isinstance(value, float):
+    if isinstance(value, float):  # a multi-label list's
         raise ClassificationDataError(f"{where}: label {value!r} in column {column!r} is a number, not a class; "
                                       "pass --regression for float labels")
     raise ClassificationDataError(f"{where}: label {json.dumps(value)[:40]} in column {column!r} is not a class name")

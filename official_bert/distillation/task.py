@@ -203,6 +203,10 @@ class DistillationTask(FineTuningTask):
                                     f"{LABEL_FILE}), but the flags ask for a {_kind(asked)} task")
         label_settings["multi_label"] = teacher.kind == MULTI_LABEL
         label_settings["regression"] = teacher.kind == REGRESSION
+        if not asked:  # the teacher's kind, not the flags': a label of another kind names the teacher as the cause
+            model = "model" if teacher.kind == REGRESSION else "classifier"
+            label_settings["kind_source"] = (teacher.kind, f"--teacher={teacher.path} is a {_kind(teacher.kind)} "
+                                                           f"{model} ({LABEL_FILE})")
         label_settings["label_separator"] = label_settings["label_separator"] or teacher.label_file.get(
             "label_separator")
         given = label_settings["label_list"]

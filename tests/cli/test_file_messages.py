@@ -42,9 +42,15 @@ def work(tmp_path_factory):
     (d / "hidden.csv").write_text("id,text,label\n" + rows.replace(",1\n", ",po\u200bs\n", 1).replace(",1\n", ",pos\n"),
                                   encoding="utf-8")
     (d / "plain.txt").write_text("a text\nanother\n")
+    (d / "names.csv").write_text("text,label\nthe movie is good,pos\na dull plot,neg\n")
+    version = d / "export" / "1"
+    version.mkdir(parents=True)
+    for name in ("saved_model.pb", "model.keras"):
+        (version / name).write_bytes(b"")
     return {"dir": d, "vocab": vocab, "config": config, **files, "teacher": make_teacher(d / "teacher", "single"),
             "classifier": save_length_classifier(d / "classifier"), "keep": write_keep_csv(d / "keep.csv"),
-            "plain": str(d / "plain.txt"),
+            "plain": str(d / "plain.txt"), "names": str(d / "names.csv"), "export_file": str(version / "model.keras"),
+            "regression_teacher": make_teacher(d / "regression_teacher", "regression"),
             **{name: str(d / f"{name}.{ext}") for name, ext in (("joined", "csv"), ("header_space", "tsv"),
                                                                 ("hidden", "csv"))}, "adir": str(d / "adir")}
 
@@ -94,6 +100,15 @@ CASES = [
     ("predict", "I1b an id column the file lacks",
      lambda w, out: predict(w, out, f"--input_file={w['keep']},{w['train']}", "--id_column=id"),
      r"train.jsonl: no column 'id' for the ids \(--id_column\) \(its columns: text, label\)$"),
+    ("run_distillation", "G2f the export's model.keras as --teacher",
+     lambda w, out: distillation(w, out, f"--teacher={w['export_file']}"),
+     r"^--teacher=\S+/export/1/model.keras: a file of the export \S+/export/1; give the export's directory, "
+     r"--teacher=\S+/export/1 \(or \S+/export\)"),
+    ("run_distillation", "G3c a regression teacher and class labels",
+     lambda w, out: distillation(w, out, f"--teacher={w['regression_teacher']}", f"--train_file={w['names']}",
+                                 f"--dev_file={w['names']}"),
+     r"names.csv, row 1: label 'pos' in column 'label' is not a number, but --teacher=\S+regression_teacher is a "
+     r"regression model \(labels.json\): so the labels must be numbers"),
     ("run_distillation", "G5f2 directory as --unlabeled_file with --unlabeled_format",
      lambda w, out: distillation(w, out, f"--unlabeled_file={w['adir']}", "--unlabeled_format=text"),
      r"--unlabeled_file=\S+/adir: is a directory; expected a CSV, TSV, JSON Lines or text file"),
