@@ -220,17 +220,6 @@ def read_words_file(path):
     return words
 
 
-def vocab_is_uncased(tokens):
-    """Whether a vocabulary belongs to an uncased model: no entry but the bracketed special ones has an uppercase
-    letter (the rule `checkpoints.case` applies).
-
-    Example:
-    >>> vocab_is_uncased(["[CLS]", "the", "##ing"]), vocab_is_uncased(["[CLS]", "The"])
-    (True, False)
-    """
-    return not any(t != t.lower() and not (t.startswith("[") and t.endswith("]")) for t in tokens)
-
-
 def frequent_split_words(word_counts, vocab, num_words):
     """The `num_words` whole words of a corpus on which the vocabulary spends the most tokens: those it splits into
     the most pieces × occurrences. Words it cannot cover at all ([UNK]: a character missing from the vocabulary)
@@ -426,10 +415,10 @@ def extend_vocabulary(init_checkpoint, output_dir=None, words=(), corpus_files=(
     tokens = read_vocab_lines(vocab_file)
     tokenization.check_special_tokens(set(tokens), vocab_file)
     if do_lower_case is None:
-        do_lower_case = vocab_is_uncased(tokens)
+        do_lower_case = case.vocab_casing(tokens) != "cased"
     else:
-        for message in case.case_mismatches(do_lower_case, dataclasses.replace(located, vocab_file=vocab_file)):
-            logging.warning("%s", message)
+        case.check_case(do_lower_case, dataclasses.replace(located, vocab_file=vocab_file),
+                        f"--init_checkpoint={init_checkpoint}")
     # A left-to-right checkpoint is extended as one (its marker and config key kept) even under a config without
     # the key, as run_classifier and convert_checkpoint follow it; a config that contradicts it is refused.
     config = resolve_causal_attention(BertConfig.from_json_file(config_file), None, config_file, [init_checkpoint])

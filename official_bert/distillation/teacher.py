@@ -112,6 +112,7 @@ class Teacher:
                                     "run_classifier.py output directory, a fine-tuned classifier's checkpoint or "
                                     "its export)")
         self.vocab_file = located.vocab_file
+        self.located = located
         weights = located.path + ".index" if located.format in _TF_FORMATS else located.path
         self._identity_files = [located.config_file, weights]
         self._checkpoint = located.path
@@ -134,6 +135,7 @@ class Teacher:
             raise DistillationError(f"--teacher={path}: the export serves a {type(model).__name__}, not a fine-tuned "
                                     "BertClassifier (a classification, multi-label or regression model)")
         self._model, self.config, self.num_outputs = model, model.encoder.config, model.num_classes
+        self.located = detect.Located("keras", keras_file, None, self.vocab_file)
         self._identity_files = [keras_file]
         self.label_file = read_label_file(version)
 

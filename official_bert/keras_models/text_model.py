@@ -10,7 +10,7 @@ import numpy as np
 import tensorflow as tf
 
 from official_bert.checkpoints import causal, detect
-from official_bert.checkpoints.case import case_mismatches
+from official_bert.checkpoints.case import case_mismatches, check_case
 from official_bert.checkpoints.source import CheckpointError
 from official_bert.classification import validation
 from official_bert.configs import BertConfig
@@ -264,7 +264,8 @@ def from_checkpoint_parts(path, config=None, vocab_file=None, spm_model_file=Non
         config: a `BertConfig` or config file; default: the bert_config.json / config.json beside the weights.
         vocab_file, spm_model_file: the tokenizer's file; default: the vocab.txt beside the weights.
         do_lower_case: default: what the checkpoint suggests (a tokenizer_config.json, the casing of its
-            vocabulary, Google's release names), uncased without evidence.
+            vocabulary, Google's release names), uncased without evidence; a value that evidence contradicts raises
+            CheckpointError (`checkpoints.case.check_case`).
         preserve_unused_tokens: keep `[unused<n>]` whole.
         sequence_length: the preprocessor's longest row.
         dtype: the encoder's dtype policy (e.g. "mixed_bfloat16"), default float32.
@@ -298,8 +299,10 @@ def from_checkpoint_parts(path, config=None, vocab_file=None, spm_model_file=Non
         vocab_file = located.vocab_file
         if vocab_file is None:
             raise CheckpointError(f"{path}: no vocab.txt beside the checkpoint; pass vocab_file= (or spm_model_file=)")
-    if do_lower_case is None:
+    if do_lower_case is None:  # the checkpoint's own casing
         do_lower_case = not case_mismatches(True, located) if vocab_file else True
+    else:  # one the checkpoint's record contradicts is refused, as the command-line tools refuse it
+        check_case(do_lower_case, located, os.fspath(path))
     spec = TokenizerSpec(vocab_file, spm_model_file, do_lower_case=do_lower_case,
                          preserve_unused_tokens=preserve_unused_tokens).check()
     return (BertEncoder(config, dtype=dtype), TextPreprocessor.from_spec(spec, sequence_length), located)

@@ -18,6 +18,7 @@ from official_bert.tools import cli  # first: it quiets TensorFlow's C++ start-u
 import tensorflow as tf
 from absl import flags
 
+from official_bert.checkpoints import case
 from official_bert.configs import BertConfig, ConfigError
 from official_bert.fill_mask import MASK, FillMaskError, encode_masked_text, load_masked_lm, top_k_fillers
 from official_bert.io.files import check_input_file
@@ -42,7 +43,7 @@ flags.DEFINE_integer("max_seq_length", 128, "The most WordPiece tokens of a text
 def main():
     if not FLAGS.input_file and not FLAGS.text:
         cli.fail("no text to fill in: pass --input_file and/or --text")
-    cli.check_case(FLAGS.do_lower_case, FLAGS.init_checkpoint)
+    case.check_case(FLAGS.do_lower_case, FLAGS.init_checkpoint, f"--init_checkpoint={FLAGS.init_checkpoint}")
     texts = _read_texts(FLAGS.input_file, FLAGS.text)
     tokenizer = tokenizer_spec_from_flags().python_tokenizer()
     if MASK not in tokenizer.vocab:

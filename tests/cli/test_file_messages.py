@@ -109,6 +109,14 @@ CASES = [
                                  f"--dev_file={w['names']}"),
      r"names.csv, row 1: label 'pos' in column 'label' is not a number, but --teacher=\S+regression_teacher is a "
      r"regression model \(labels.json\): so the labels must be numbers"),
+    ("run_classifier", "K15 --do_lower_case=False on an uncased --init_checkpoint",
+     lambda w, out: classifier(w, out, f"--init_checkpoint={w['teacher']}", "--do_lower_case=False"),
+     r"^--init_checkpoint=\S+/teacher: do_lower_case=False, but \S+/teacher/vocab.txt has no entry with an "
+     r"uppercase letter: the checkpoint is uncased, .*; pass do_lower_case=True$"),
+    ("run_distillation", "G18 --do_lower_case=False on an uncased teacher",
+     lambda w, out: distillation(w, out, "--do_lower_case=False"),
+     r"^--teacher=\S+/teacher: do_lower_case=False, but \S+/teacher/vocab.txt has no entry with an uppercase "
+     r"letter: the checkpoint is uncased, .*; pass do_lower_case=True$"),
     ("run_distillation", "G5f2 directory as --unlabeled_file with --unlabeled_format",
      lambda w, out: distillation(w, out, f"--unlabeled_file={w['adir']}", "--unlabeled_format=text"),
      r"--unlabeled_file=\S+/adir: is a directory; expected a CSV, TSV, JSON Lines or text file"),
@@ -137,5 +145,5 @@ def test_one_line_exit_1_and_nothing_written(work, outcomes, tool, name, argv, p
     assert status == 1 and lines, stderr[-3000:]
     assert lines[-1].startswith(f"{tool}: error: "), stderr[-3000:]
     assert re.search(pattern, lines[-1].removeprefix(f"{tool}: error: ")), lines[-1]
-    assert "Traceback" not in stderr
+    assert "Traceback" not in stderr and stderr.count(lines[-1].partition(": error: ")[2]) == 1  # said once
     assert not (work["dir"] / "out" / re.sub(r"\W+", "_", name)).exists()
