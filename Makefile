@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-all bench docs demo demo-clean replicate replicate-clean clean-venv
+.PHONY: test test-all test-other-cpu-path bench docs demo demo-clean replicate replicate-clean clean-venv
 
 $(STAMP): requirements.txt requirements-dev.txt requirements-docs.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,12 @@ test: $(STAMP)
 
 test-all: $(STAMP)
 	$(PYTEST)
+
+# TensorFlow computes on the CPU with oneDNN (its default where the CPU has AVX512_VNNI, AVX512_BF16 or AMX) or with
+# Eigen's kernels (its default on AVX2-only CPUs): the fast tests again on the path this machine does not take by
+# default, with the precision `auto` picks on that kind of CPU (tests/cpu_paths.py says which). CI runs both.
+test-other-cpu-path: $(STAMP)
+	env $$(TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m tests.cpu_paths) $(PYTEST) -m "not slow"
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet keras-hub==0.32.0

@@ -42,3 +42,17 @@ def on_path(path, function, *args):
                            capture_output=True, text=True, timeout=600)
     assert child.returncode == 0, child.stderr[-3000:]
     return json.loads(child.stdout.strip().splitlines()[-1])
+
+
+def other_path_environment():
+    """The environment variables that make this machine run as the other kind of CPU does: TensorFlow's other CPU
+    path, and the precision `auto` picks there (bf16 where oneDNN is TensorFlow's default — CPUs with AVX512_BF16
+    or AMX —, float32 on AVX2-only CPUs, Eigen's path)."""
+    other = "eigen" if current_path() == "onednn" else "onednn"
+    return {"TF_ENABLE_ONEDNN_OPTS": "0" if other == "eigen" else "1",
+            "OFFICIAL_BERT_AUTO_PRECISION": "fp32" if other == "eigen" else "bf16"}
+
+
+if __name__ == "__main__":
+    # `make test-other-cpu-path`: the assignments for `env`, e.g. TF_ENABLE_ONEDNN_OPTS=0 OFFICIAL_BERT_AUTO_PRECISION=fp32
+    print(" ".join(f"{name}={value}" for name, value in other_path_environment().items()))

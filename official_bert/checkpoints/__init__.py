@@ -15,7 +15,7 @@ import warnings
 
 from absl import logging
 
-from official_bert.checkpoints import case, causal, detect, google, huggingface, loading, native
+from official_bert.checkpoints import case, causal, detect, google, huggingface, kinds, loading, native
 from official_bert.checkpoints.causal import resolve_causal_attention
 from official_bert.checkpoints.loading import LoadReport
 from official_bert.checkpoints.source import CheckpointError
@@ -31,7 +31,8 @@ def load_checkpoint(model, path, do_lower_case=None):
 
     The encoder's weights always load (the checkpoint must hold the whole encoder; the pooler may be
     absent); heads load where the model has them and the checkpoint too: MLM/NSP into a `BertPretrainer`,
-    the classifier or span head into the matching task model. A config beside the checkpoint
+    the classifier or span head into the matching task model — never a head of another kind of model than the
+    checkpoint records (`kinds.py`: a token tagger's into a sentence classifier). A config beside the checkpoint
     (`bert_config.json` / `config.json`) must agree with the model's, and a left-to-right checkpoint (its config or
     the marker inside it, see `causal.py`) loads only into a left-to-right model. Nothing is assigned unless all
     checks pass.
@@ -67,7 +68,7 @@ def load_checkpoint(model, path, do_lower_case=None):
     if located.config_file:
         loading.check_config(model, BertConfig.from_json_file(located.config_file), located.config_file)
     causal.check_model(native.is_causal(model), causal.recorded(located, source))
-    report = loading.assign(model, source)
+    report = loading.assign(model, source, heads=kinds.same_heads(kinds.recorded(located), kinds.kind_of(model)))
     if do_lower_case is not None:
         report.warnings = case.case_mismatches(do_lower_case, located)
     for message in report.warnings:
@@ -105,6 +106,8 @@ def save_checkpoint(model, path, format="official_bert", vocab_file=None):
     if format not in _WRITERS:
         raise ValueError(f"unknown checkpoint format {format!r}; expected one of {list(SAVE_FORMATS)}")
     written = _WRITERS[format](model, loading.model_config(model), path)
+    if format != "huggingface":  # its config.json names the model's class ("architectures")
+        kinds.record(path, model)
     if vocab_file:
         copy_atomically(vocab_file, os.path.join(path, "vocab.txt"))
     return written

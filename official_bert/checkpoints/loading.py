@@ -71,7 +71,7 @@ def check_config(model, checkpoint_config, config_file):
         raise CheckpointError(f"{config_file} does not describe the model being loaded: " + "; ".join(diffs))
 
 
-def assign(model, source):
+def assign(model, source, heads=True):
     """Loads `source` (a `Source`) into `model`'s variables and returns a `LoadReport`.
 
     Nothing is assigned unless everything checks out: every shape matches; the encoder is complete (the
@@ -81,10 +81,13 @@ def assign(model, source):
     Args:
         model: a BertEncoder, BertPretrainer or task model.
         source: the opened checkpoint.
+        heads: False loads the encoder alone (the checkpoint's heads are another model's).
     """
     plan, missing, mismatches, consumed = [], [], [], set()
     for variable in model.weights:
         entry = names.entry(variable.path)
+        if entry and not heads and not all(names.is_encoder_name(g) for g in entry.google_names):
+            entry = None
         tensors = [source.tensors.get(g) for g in entry.google_names] if entry else [None]
         if None in tensors:
             missing.append((variable.path, entry))

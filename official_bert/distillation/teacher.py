@@ -20,7 +20,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from official_bert.checkpoints import causal, detect, load_checkpoint
+from official_bert.checkpoints import causal, detect, kinds, load_checkpoint
 from official_bert.classification import feature_dataset
 from official_bert.classification.own_files import read_label_file
 from official_bert.configs import BertConfig
@@ -100,6 +100,7 @@ class Teacher:
                 raise DistillationError(f"--teacher={path}: no bert_config.json beside its checkpoint")
             if located.vocab_file is None:
                 raise DistillationError(f"--teacher={path}: no vocab.txt beside its checkpoint")
+            kinds.check(located, "BertClassifier", f"--teacher={path}")
             config = BertConfig.from_json_file(located.config_file)
             self.config = causal.resolve_causal_attention(config, None, located.config_file, [located.path])
             self.num_outputs = head_size(located, _HEAD)

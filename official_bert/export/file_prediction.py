@@ -26,7 +26,9 @@ refused: no value is ever dropped and no CSV has a column twice. A bad row (an e
 run, or with on_error="skip" goes to the errors file; a run whose every row is bad is an error, not an empty output.
 
 One run per output: a run holds the lock file `.<name>.lock` beside the output (`io.locks.output_file_lock`), and
-a second run on the same output refuses in one line naming the first (pid, host).
+a second run on the same output refuses in one line naming the first (pid, host). Before that, the output guard
+(`io.guard`) refuses an output or errors file that is an input, that the input glob matches, that lies inside the
+model, or that is a directory.
 
 Resuming: the output is written to a partial file beside the final one (`.<name>.partial`, or a local directory
 for a remote output), and after each window a state file records how many input rows and output bytes are
@@ -36,7 +38,9 @@ same rows, the batches and so the bytes are those of an uninterrupted run. The f
 row is written (a rename). Inputs and model are recognized by their content, not their paths: a model exported
 again to the same directory, or an input rewritten in place, starts over (saying so in one line). The model's
 content is its saved_model.pb, its variables' index (which holds a checksum of every weight) and its assets; a
-local input's is its bytes, a remote one's its size and modification time (not read twice).
+local input's is its bytes, a remote one's its size and modification time (not read twice). The inputs are
+fingerprinted again once read: an input rewritten, truncated or appended to during the run is refused, and the
+output not written.
 """
 
 import collections
@@ -54,6 +58,7 @@ import tensorflow as tf
 
 from official_bert.errors import Error, Interrupted
 from official_bert.export.tflite import saved_model_version
+from official_bert.io import guard
 from official_bert.io.atomic import atomic_path, write_text
 from official_bert.io.files import is_remote
 from official_bert.io.locks import output_file_lock
@@ -737,6 +742,9 @@ def predict_files(saved_model_dir, input_file, output_file, *, input_format=None
         raise PredictionError(f"--batch_size={batch_size}, --length_window={window}: expected positive numbers")
     window = window or 32 * batch_size
     errors_file = errors_file or os.fspath(output_file) + ".errors.jsonl"
+    guard.check_outputs([guard.Write("--output_file", output_file), guard.Write("--errors_file", errors_file)],
+                        [guard.Read("--input_file", input_file, guard.FILES),
+                         guard.Read("--saved_model_dir", saved_model_dir, guard.MODEL)])
     started = time.monotonic()
     files = input_files(input_file)
     with output_file_lock(output_file, "--output_file"):
@@ -829,6 +837,10 @@ def _predict(saved_model_dir, input_file, files, output_file, errors_file, start
                 progress.update(rows)
         if output.rows == 0:
             raise PredictionError(f"--input_file={input_file}: no rows to predict")
+        if _inputs_identity(files)[0] != inputs:
+            raise PredictionError(f"--input_file={input_file}: the input changed while it was read (rewritten, "
+                                  "truncated or appended to): its rows would mix two versions; nothing was written, "
+                                  "rerun once it is final")
         if output.written == 0:
             bad = first_bad[0] if first_bad else None
             first = f"; the first, {bad.file}, row {bad.number}: {bad.error}" if bad else ""

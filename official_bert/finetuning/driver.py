@@ -13,7 +13,7 @@ from absl import logging
 
 from official_bert import distribution, tokenization
 from official_bert.batch_padding import padding_bucket_width
-from official_bert.checkpoints import causal
+from official_bert.checkpoints import causal, kinds
 from official_bert.configs import BertConfig
 from official_bert.export.precision import INFERENCE_POLICIES, resolve_export_precision
 from official_bert.export.saved_model import export_saved_model
@@ -85,6 +85,7 @@ def _run(task, settings, tokenizer, strategy, watch):
     if do_train:
         if is_chief:
             prepare_output_dir(settings.output_dir, config, settings.vocab_file, init_checkpoint)
+            kinds.record(settings.output_dir, model)
         schedule = fine_tuning_schedule(task.num_train_examples(), settings.train_batch_size,
                                         settings.num_train_epochs, settings.warmup_proportion)
         with strategy.scope():

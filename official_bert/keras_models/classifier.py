@@ -8,7 +8,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from official_bert.checkpoints import load_checkpoint, save_checkpoint
+from official_bert.checkpoints import CheckpointError, kinds, load_checkpoint, save_checkpoint
 from official_bert.classification import validation
 from official_bert.classification.own_files import LABEL_FILE, MULTI_LABEL, REGRESSION, SINGLE_LABEL, read_label_file
 from official_bert.io import write_text
@@ -132,6 +132,12 @@ class TextClassifier(text_model.TextModelMixin, BertClassifier):
         hub_labels = text_model.checkpoint_labels(located)
         multi_label = multi_label or saved.get("kind") == MULTI_LABEL
         head = text_model.head_size(located, _HEAD)
+        kind = kinds.recorded(located)
+        if not kinds.same_heads(kind, "BertClassifier"):  # another task's head (a tagger's is also `classifier`)
+            if not (num_classes or label_list):
+                raise CheckpointError(f"{path} is {kinds.describe(kind)}, not {kinds.describe('BertClassifier')}: "
+                                      "pass num_classes (or label_list) to start a new classifier from its encoder")
+            head = None
         num_classes = num_classes or head or len(label_list or hub_labels or ()) or None
         if num_classes is None:
             raise ValueError(f"{path}: the checkpoint has no classifier head; pass num_classes (or label_list)")

@@ -22,22 +22,23 @@ from official_bert.checkpoints import case
 from official_bert.configs import BertConfig, ConfigError
 from official_bert.fill_mask import MASK, FillMaskError, encode_masked_text, load_masked_lm, top_k_fillers
 from official_bert.io.files import check_input_file
+from official_bert.tools.flag_kinds import INPUT_FILE, MAX_SEQ_LENGTH, MODEL, integer, path, text_list
 from official_bert.tools.flags import tokenizer_spec_from_flags
 
 FLAGS = flags.FLAGS
 
-flags.DEFINE_string("bert_config_file", None, "The config json file of the pretrained BERT model.")
-flags.DEFINE_string("vocab_file", None, "The vocabulary file that the BERT model was trained on.")
-flags.DEFINE_string("init_checkpoint", None, "The pretrained checkpoint, with its masked-LM head: "
-                    "run_pretraining's --output_dir, Google's TF1, Hugging Face or ours.")
+path("bert_config_file", None, "The config json file of the pretrained BERT model.", INPUT_FILE)
+path("vocab_file", None, "The vocabulary file that the BERT model was trained on.", INPUT_FILE)
+path("init_checkpoint", None, "The pretrained checkpoint, with its masked-LM head: "
+     "run_pretraining's --output_dir, Google's TF1, Hugging Face or ours.", MODEL)
 flags.DEFINE_bool("do_lower_case", True, "Whether to lower case the input text. Should be True for uncased models "
                   "and False for cased models.")
-flags.DEFINE_string("input_file", None, "A text file of one text per line, each with one or more [MASK]s "
-                    "(blank lines are skipped).")
-flags.DEFINE_multi_string("text", [], "A text with one or more [MASK]s (repeatable).")
-flags.DEFINE_integer("top_k", 5, "How many tokens to print for each [MASK].", lower_bound=1)
-flags.DEFINE_integer("max_seq_length", 128, "The most WordPiece tokens of a text, [CLS] and [SEP] included (by "
-                     "default at most the model's max_position_embeddings).")
+path("input_file", None, "A text file of one text per line, each with one or more [MASK]s "
+     "(blank lines are skipped).", INPUT_FILE)
+text_list("text", [], "A text with one or more [MASK]s (repeatable).", multi=True)
+integer("top_k", 5, "How many tokens to print for each [MASK].", 1, 1000)
+integer("max_seq_length", 128, "The most WordPiece tokens of a text, [CLS] and [SEP] included (by "
+        "default at most the model's max_position_embeddings).", 3, MAX_SEQ_LENGTH)
 
 
 def main():

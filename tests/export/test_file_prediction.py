@@ -356,15 +356,17 @@ def test_ids_come_from_the_inputs_id_column_where_it_has_one(tmp_path):
 
 def test_a_directory_as_input_file_is_named_as_one_in_one_line(tmp_path):
     (tmp_path / "rows").mkdir()
+    (tmp_path / "model").mkdir()
     (tmp_path / "rows" / "a.csv").write_text("text\nhi\n")
-    result = subprocess.run([sys.executable, os.path.join(REPO, "predict.py"), f"--saved_model_dir={tmp_path}",
+    result = subprocess.run([sys.executable, os.path.join(REPO, "predict.py"),
+                             f"--saved_model_dir={tmp_path / 'model'}",
                              f"--input_file={tmp_path / 'rows'}", f"--output_file={tmp_path / 'out.jsonl'}"],
                             capture_output=True, text=True, cwd=REPO, timeout=300)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert result.stderr.splitlines()[-1] == (
         f"predict: error: --input_file={tmp_path / 'rows'}: {tmp_path / 'rows'} is a directory; expected files: give "
         f"a glob of the files in it, e.g. {tmp_path / 'rows' / '*.csv'}")
-    assert sorted(os.listdir(tmp_path)) == ["rows"]  # nothing written, not even a lock file
+    assert sorted(os.listdir(tmp_path)) == ["model", "rows"]  # nothing written, not even a lock file
 
 
 @pytest.mark.slow
