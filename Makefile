@@ -41,9 +41,12 @@ bench: $(STAMP)
 	    --compare keras_hub --rounds 3
 
 # The documentation site, from mkdocs.yml and docs/, into site/: the benchmarks page's plots from their figures
-# (docs/benchmarks/plots.py), then a strict build, which fails on any warning (a broken link, a missing API object).
+# (docs/benchmarks/plots.py), the command-line reference from the tools' flags (docs/flag_reference.py: it imports
+# each tool, about half a minute), then a strict build, which fails on any warning (a broken link, a missing API
+# object).
 docs: $(STAMP)
 	$(PY) docs/benchmarks/plots.py
+	$(PY) docs/flag_reference.py
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
 
 # Pretrains, fine-tunes and serves a small BERT on data/ in at most 10 minutes on 2 idle cores (see demo/run.sh);

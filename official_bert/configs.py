@@ -91,6 +91,7 @@ class BertConfig:
             Face's configs) is a bidirectional model, and so is False.
 
     Example:
+    >>> from official_bert import BertConfig
     >>> config = BertConfig.from_preset("tiny", vocab_size=1000)
     >>> config.hidden_size, config.num_hidden_layers
     (128, 2)
@@ -142,6 +143,7 @@ class BertConfig:
         message names the length (the Python API's `sequence_length`, say).
 
         Example:
+        >>> from official_bert import BertConfig
         >>> BertConfig.from_preset("tiny").check_seq_length(1024, "--bert_config_file=c.json")
         Traceback (most recent call last):
         ...
@@ -182,6 +184,7 @@ class BertConfig:
         (0.1) and initializer_range (0.02).
 
         Example:
+        >>> from official_bert import BertConfig
         >>> BertConfig.from_dict({"vocab_size": 100, "num_hidden_layers": 2}, "c.json")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...

@@ -34,7 +34,8 @@ def load_checkpoint(model, path, do_lower_case=None):
     the classifier or span head into the matching task model — never a head of another kind of model than the
     checkpoint records (`kinds.py`: a token tagger's into a sentence classifier). A config beside the checkpoint
     (`bert_config.json` / `config.json`) must agree with the model's, and a left-to-right checkpoint (its config or
-    the marker inside it, see `causal.py`) loads only into a left-to-right model. Nothing is assigned unless all
+    the marker `run_pretraining.py --objective=ltr` writes inside it says so) loads only into a left-to-right
+    model. Nothing is assigned unless all
     checks pass.
 
     Args:
@@ -42,10 +43,10 @@ def load_checkpoint(model, path, do_lower_case=None):
         path: a checkpoint directory, a TF checkpoint prefix (or one of its files), a `.safetensors` file or
             a `.keras` file.
         do_lower_case: if given, warn (UserWarning) when it contradicts the checkpoint: the original's
-            `validate_case_matches_checkpoint` rule, the vocab.txt beside it, a tokenizer_config.json.
+            rule on Google's release names, the vocab.txt beside it, a tokenizer_config.json.
 
     Returns:
-        a `LoadReport` (also logged): loaded, missing and unexpected variables, skipped training state.
+        LoadReport: the loaded, missing and unexpected variables and the skipped training state (also logged).
 
     Raises:
         CheckpointError: no readable checkpoint at `path`; a shape mismatch (naming the variable and both
@@ -54,7 +55,7 @@ def load_checkpoint(model, path, do_lower_case=None):
 
     Example:
     >>> import tempfile
-    >>> from official_bert import BertConfig, BertEncoder, BertClassifier
+    >>> from official_bert import BertClassifier, BertConfig, BertEncoder, load_checkpoint, save_checkpoint
     >>> config = BertConfig.from_preset("tiny", vocab_size=100, num_hidden_layers=1)
     >>> work = tempfile.TemporaryDirectory()
     >>> directory = work.name
@@ -96,7 +97,7 @@ def save_checkpoint(model, path, format="official_bert", vocab_file=None):
 
     Example:
     >>> import os, tempfile
-    >>> from official_bert import BertConfig, BertEncoder
+    >>> from official_bert import BertConfig, BertEncoder, save_checkpoint
     >>> work = tempfile.TemporaryDirectory()
     >>> directory = work.name
     >>> _ = save_checkpoint(BertEncoder(BertConfig.from_preset("tiny", vocab_size=100)), directory, "huggingface")

@@ -46,6 +46,7 @@ def convert_checkpoint(input_path, output_path, output_format, bert_config_file=
 
     Example:
     >>> import os, tempfile
+    >>> from official_bert.checkpoints.convert import convert_checkpoint
     >>> from official_bert import BertConfig, BertEncoder, BertPretrainer
     >>> from official_bert.checkpoints import save_checkpoint
     >>> work = tempfile.TemporaryDirectory()

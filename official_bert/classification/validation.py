@@ -27,6 +27,7 @@ class ValidationError(ClassificationDataError):
     `fit` callers catch).
 
     Example:
+    >>> from official_bert.classification.validation import ValidationError
     >>> issubclass(ValidationError, ValueError)
     True
     """

@@ -272,6 +272,8 @@ def export_squad(export_dir, model, tokenizer, seq_length, **options):
         model: the model.
         tokenizer: the model's `TokenizerSpec`.
         seq_length: --max_seq_length.
-        **options: the other arguments of `squad_serving_spec`.
+        **options: run_squad.py's flags of the same names: `doc_stride`, `max_query_length` (the windows),
+            `n_best_size`, `max_answer_length`, `version_2_with_negative`, `null_score_diff_threshold` (the span
+            choice) and `pad_to_longest` (serving_default pads each request's windows to the longest of them).
     """
     return export_saved_model(export_dir, model, squad_serving_spec(tokenizer, seq_length, **options))

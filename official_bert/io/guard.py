@@ -107,8 +107,7 @@ def _check_kind(write):
     path = os.fspath(write.path)
     if write.kind == FILE:
         if path.endswith(("/", os.sep)) or files.isdir(path):
-            raise OutputConflictError(f"{write.name}={path} is a directory; expected a file path (e.g. "
-                                      f"{os.path.join(path.rstrip('/'), 'out.jsonl')})")
+            raise OutputConflictError(f"{write.name}={path} is a directory; expected a file path")
         parent = os.path.dirname(path)
         while parent and not files.exists(parent):
             parent, previous = os.path.dirname(parent), parent

@@ -25,21 +25,20 @@ class TextEmbedder(text_model.TextModelMixin, task_model.TaskModel):
     """One vector per text: the last layer's token vectors pooled over the real tokens (the [CLS] vector, their
     mean or their maximum), optionally L2-normalised — sentence-transformers' Transformer → Pooling → Normalize.
 
-    `predict` takes texts (see `text_model.TextModelMixin`) and returns float32 [N, hidden_size]. The default
-    training loss is the cosine distance to target vectors (distilling a teacher's embeddings); pass your own
-    to `compile` for other recipes.
+    `predict` takes texts (a list of strings, a pair of lists, a `tf.data.Dataset`) and returns float32
+    [N, hidden_size]. The default training loss is the cosine distance to target vectors (distilling a teacher's
+    embeddings); pass your own to `compile` for other recipes.
 
     Args:
-        encoder: a `BertEncoder`.
-        preprocessor: a `TextPreprocessor` (or its config).
-        pooling: "mean", "cls" or "max".
-        normalize: L2-normalise each embedding.
+        encoder (BertEncoder): the encoder, new or with a checkpoint's weights.
+        preprocessor (TextPreprocessor | dict): the tokenizer and packer (or its config).
+        pooling (str): "mean", "cls" or "max".
+        normalize (bool): L2-normalise each embedding.
         **kwargs: passed to keras.Model (e.g. `name`).
 
     Example:
     >>> import numpy as np
-    >>> from official_bert import BertConfig, BertEncoder
-    >>> from official_bert.keras_models import TextPreprocessor
+    >>> from official_bert import BertConfig, BertEncoder, TextEmbedder, TextPreprocessor
     >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "cat", "dog"]
     >>> model = TextEmbedder(BertEncoder(BertConfig.from_preset("tiny", vocab_size=7, num_hidden_layers=1)),
     ...                      TextPreprocessor(vocab, sequence_length=16))
@@ -71,15 +70,31 @@ class TextEmbedder(text_model.TextModelMixin, task_model.TaskModel):
         pooling, normalisation and max_seq_length; otherwise mean pooling, normalised, 128 tokens.
 
         Args:
-            path: a Google TF1, Hugging Face (or sentence-transformers) or official_bert checkpoint.
-            pooling, normalize, sequence_length: override the directory's (or the defaults).
-            config, vocab_file, spm_model_file, do_lower_case, preserve_unused_tokens, dtype: see
-                `text_model.from_checkpoint_parts`.
+            path (str): a Google TF1, Hugging Face (or sentence-transformers) or official_bert checkpoint: a
+                directory, a checkpoint prefix or a weights file (see `load_checkpoint`).
+            pooling (str | None): "mean", "cls" or "max"; default: the sentence-transformers directory's, or
+                "mean".
+            normalize (bool | None): L2-normalise; default: the directory's, or True.
+            config (BertConfig | str | None): the model's config or its file; default: the bert_config.json or
+                config.json beside the weights.
+            vocab_file (str | None): the WordPiece vocabulary; default: the vocab.txt beside the weights.
+            spm_model_file (str | None): a SentencePiece model, instead of vocab_file.
+            do_lower_case (bool | None): default: what the checkpoint suggests (a tokenizer_config.json, the casing
+                of its vocabulary, Google's release names), uncased without evidence.
+            preserve_unused_tokens (bool): keep `[unused<n>]` tokens whole.
+            sequence_length (int | None): the longest packed row; default: the directory's max_seq_length, or 128.
+            dtype (str | None): the encoder's dtype policy (e.g. "mixed_bfloat16"); default float32.
             **kwargs: passed to the constructor.
+
+        Returns:
+            TextEmbedder: with the checkpoint's encoder weights.
+
+        Raises:
+            CheckpointError: unreadable or mismatched, or without a config or vocabulary beside it (pass them).
 
         Example:
         >>> import tempfile
-        >>> from official_bert import BertConfig, BertEncoder, save_checkpoint
+        >>> from official_bert import BertConfig, BertEncoder, TextEmbedder, save_checkpoint
         >>> work = tempfile.TemporaryDirectory()
         >>> vocab = work.name + "/words.txt"
         >>> _ = open(vocab, "w").write("[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\nhi\\n")
@@ -107,7 +122,21 @@ class TextEmbedder(text_model.TextModelMixin, task_model.TaskModel):
         next version in export_dir; returns its path.
 
         Args:
-            export_dir: the directory of versions, as TF Serving's --model_base_path.
+            export_dir (str): the directory of versions, as TF Serving's --model_base_path.
+
+        Returns:
+            str: the version written, `export_dir/<n>`.
+
+        Example:
+        >>> import tempfile
+        >>> import tensorflow as tf
+        >>> from official_bert import BertConfig, BertEncoder, TextEmbedder, TextPreprocessor
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "cat", "dog"]
+        >>> model = TextEmbedder(BertEncoder(BertConfig.from_preset("tiny", vocab_size=7, num_hidden_layers=1)),
+        ...                      TextPreprocessor(vocab, sequence_length=16))
+        >>> served = tf.saved_model.load(model.export(tempfile.mkdtemp()))
+        >>> served.signatures["serving_default"](text=tf.constant(["a cat"]))["embedding"].shape
+        TensorShape([1, 128])
         """
         return export_embedding(export_dir, self.encoder, self.preprocessor.spec, self.preprocessor.sequence_length,
                                 pooling=self.pooling, normalize=self.normalize)

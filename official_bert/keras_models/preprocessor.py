@@ -25,7 +25,7 @@ class TextPreprocessor(keras.layers.Layer):
 
     Called on a string tensor [batch] (single sentences) or a pair `(text_a, text_b)` of them, it returns
     {"input_word_ids", "input_mask", "input_type_ids"}, int32 [batch, L], L ≤ sequence_length. A row whose text_b
-    tokenizes to nothing is packed as a single sentence, as `classification.convert_single_example` does.
+    tokenizes to nothing is packed as a single sentence, as run_classifier.py packs its features.
 
     A `.keras` file holds the vocabulary (or the SentencePiece model) as an asset (`save_assets`) and every tokenizer
     option of the `TokenizerSpec` in its config: `keras.saving.load_model` rebuilds the same ids anywhere, without
@@ -34,15 +34,21 @@ class TextPreprocessor(keras.layers.Layer):
     a private copy), for the Python tokenizer and the exports.
 
     Args:
-        vocabulary: the WordPiece vocabulary's tokens in id order ...
-        spm_model: ... or a serialized SentencePiece model, base64 (exactly one of them, unless tokenizer_asset).
-        sequence_length: the longest packed row, [CLS] and [SEP] included.
-        do_lower_case, preserve_unused_tokens, ops, normalize_unicode: as for `TokenizerSpec`.
-        tokenizer_asset: set by `get_config`: the asset ("vocab.txt" or "spm.model") `load_assets` reads the
-            tokenizer from, neither vocabulary nor spm_model given.
-        **kwargs: passed to keras.layers.Layer.
+        vocabulary (list[str] | None): the WordPiece vocabulary's tokens in id order; or
+        spm_model (str | None): a serialized SentencePiece model, base64 (exactly one of the two, unless
+            tokenizer_asset).
+        sequence_length (int): the longest packed row, [CLS] and [SEP] included.
+        do_lower_case (bool): lowercase and strip accents (uncased models).
+        preserve_unused_tokens (bool): keep a whitespace-separated `[unused<n>]` of the vocabulary as one token.
+        ops (str): the in-graph WordPiece's ops: "core" (TensorFlow's own) or "tf_text" (tensorflow-text's).
+        normalize_unicode (str | None): None (the original's ids) or "nfc": compose the text first.
+        tokenizer_asset (str | None): set by `get_config`: the asset ("vocab.txt" or "spm.model") the `.keras`
+            file holds the tokenizer in, neither vocabulary nor spm_model given.
+        **kwargs: passed to keras.layers.Layer (e.g. `name`).
 
     Example:
+    >>> import tensorflow as tf
+    >>> from official_bert import TextPreprocessor
     >>> layer = TextPreprocessor(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b"], sequence_length=6)
     >>> packed = layer((tf.constant(["a a a a", "a"]), tf.constant(["b", ""])))
     >>> packed["input_word_ids"].numpy().tolist(), packed["input_type_ids"].numpy().tolist()
@@ -102,12 +108,18 @@ class TextPreprocessor(keras.layers.Layer):
         """The preprocessor of a `TokenizerSpec`: its file read into the layer, its options kept.
 
         Args:
-            spec: a `TokenizerSpec`.
-            sequence_length: the longest packed row.
+            spec (TokenizerSpec): the vocabulary or SentencePiece file and the tokenizer's options.
+            sequence_length (int): the longest packed row, [CLS] and [SEP] included.
             **kwargs: passed to the constructor (e.g. `name`).
+
+        Returns:
+            TextPreprocessor: with the file's vocabulary inside it.
 
         Example:
         >>> import os, tempfile
+        >>> import tensorflow as tf
+        >>> from official_bert import TextPreprocessor
+        >>> from official_bert.text.tokenizer_spec import TokenizerSpec
         >>> vocab = os.path.join(tempfile.mkdtemp(), "vocab.txt")
         >>> _ = open(vocab, "w").write("[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\n[unused0]\\nhi\\n")
         >>> layer = TextPreprocessor.from_spec(TokenizerSpec(vocab, preserve_unused_tokens=True), 8)
@@ -151,16 +163,18 @@ class TextPreprocessor(keras.layers.Layer):
 
     def pack_masked(self, texts):
         """Packs texts holding literal `[MASK]`s, each one the [MASK] token (the tokenizer alone would split it into
-        "[", "mask", "]"), as `fill_mask.encode_masked_text` does in Python.
+        "[", "mask", "]"), as fill_mask.py packs them.
 
         Args:
-            texts: string tensor [batch].
+            texts (tf.Tensor): strings [batch].
 
         Returns:
-            the packed inputs plus `masked_lm_positions`, int32 [batch, most [MASK]s in a row] (0 pads them; a
-            [MASK] cut off by sequence_length is dropped).
+            dict[str, tf.Tensor]: the packed inputs plus `masked_lm_positions`, int32 [batch, most [MASK]s in a
+                row] (0 pads them; a [MASK] cut off by sequence_length is dropped).
 
         Example:
+        >>> import tensorflow as tf
+        >>> from official_bert import TextPreprocessor
         >>> layer = TextPreprocessor(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat"], sequence_length=8)
         >>> packed = layer.pack_masked(tf.constant(["The [MASK] [MASK]", "[MASK] cat"]))
         >>> packed["input_word_ids"].numpy().tolist(), packed["masked_lm_positions"].numpy().tolist()

@@ -54,8 +54,32 @@ class TextModelMixin:
         """`keras.Model.compile` with the paper's defaults: "auto" is the original's AdamWeightDecay whose rate warms
         up linearly over `warmup_proportion` of each `fit`'s updates to `learning_rate`, then decays linearly to 0
         at its last update; and the task's loss and metrics. Any argument may be given as Keras takes it instead.
+        The constructor calls `compile()` already: call it again to change the learning rate or the loss.
 
         Batches vary in length, so XLA (which compiles one program per shape) is off unless `jit_compile=True`.
+
+        Args:
+            optimizer (str | keras.optimizers.Optimizer): "auto": AdamWeightDecay with the schedule above; or any
+                optimizer Keras takes.
+            loss (str | keras.losses.Loss | None): "auto": the model's own (softmax or binary cross-entropy, mean
+                squared error, the cosine distance, the masked-LM loss); or any loss Keras takes.
+            metrics (str | list): "auto": the model's own (accuracy, Pearson correlation, the masked-LM accuracy);
+                or a list Keras takes.
+            learning_rate (float): the peak learning rate of "auto" (the paper's fine-tuning: 5e-5).
+            warmup_proportion (float): the share of each `fit`'s updates the learning rate warms up over.
+            weight_decay_rate (float): AdamWeightDecay's decoupled weight decay (biases and LayerNorm excluded).
+            jit_compile (bool): compile the steps with XLA.
+            **kwargs: `keras.Model.compile`'s other arguments (e.g. `steps_per_execution`, `run_eagerly`).
+
+        Example:
+        >>> from official_bert import BertConfig, BertEncoder, TextClassifier, TextPreprocessor
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "good", "bad", "film"]
+        >>> model = TextClassifier(BertEncoder(BertConfig.from_preset("tiny", vocab_size=7, num_hidden_layers=1)),
+        ...                        TextPreprocessor(vocab, sequence_length=16), 2, label_list=["neg", "pos"])
+        >>> model.compile(learning_rate=1e-4)
+        >>> history = model.fit(["good film", "bad film"] * 8, ["pos", "neg"] * 8, epochs=2, verbose=0)
+        >>> float(model.optimizer.learning_rate)  # decayed to 0 at the last of the 2 x 1 updates
+        0.0
         """
         self._paper_optimizer = None
         if isinstance(optimizer, str) and optimizer == "auto":
@@ -104,6 +128,46 @@ class TextModelMixin:
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, shuffle=True, sample_weight=None, validation_data=None,
             **kwargs):
+        """`keras.Model.fit` on texts: trains for `epochs` passes over them, each batch padded to its longest row.
+
+        With the paper's optimizer (`compile()`'s "auto"), the learning rate's warm-up and linear decay span this
+        call's updates (epochs × batches), as run_classifier.py's span its run.
+
+        Args:
+            x (list[str] | tuple | numpy.ndarray | tf.data.Dataset | dict): the texts: a list or NumPy array of
+                strings; a pair `(texts_a, texts_b)` of them (or an [N, 2] array) for sentence-pair tasks; a
+                batched `tf.data.Dataset` of `x`, `(x, y)` or `(x, y, sample_weight)` elements (x a batch of
+                strings or a pair of them); or a dict of the encoder's inputs, which passes straight to Keras.
+                Texts in memory are tokenized once, before the first step.
+            y (list | numpy.ndarray | None): the targets, one per text: label ids or names for `TextClassifier`
+                ([N, num_classes] 0/1 rows for multi-label, numbers for regression), vectors for `TextEmbedder`;
+                none for `MaskedLM` (it masks the texts itself) or with a dataset (y is inside it).
+            batch_size (int | None): texts per batch; default 32.
+            epochs (int): passes over the texts.
+            shuffle (bool): shuffle the texts anew each epoch (a dataset is taken as it comes).
+            sample_weight (list | numpy.ndarray | None): a weight per text for the loss.
+            validation_data (tuple | tf.data.Dataset | None): `(x_val, y_val)` in the forms x and y take, or a
+                dataset; evaluated at the end of each epoch.
+            **kwargs: `keras.Model.fit`'s other arguments (`verbose`, `callbacks`, `steps_per_epoch`,
+                `initial_epoch`, ...).
+
+        Returns:
+            keras.callbacks.History: the loss and metrics of each epoch (`history.history`).
+
+        Raises:
+            ValidationError: a text or label that is not one (None, NaN, a class outside `label_list`), or x and y
+                of different lengths, naming its position (`texts[3]`, `y[3]`).
+
+        Example:
+        >>> from official_bert import BertConfig, BertEncoder, TextClassifier, TextPreprocessor
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "good", "bad", "film", "plot"]
+        >>> model = TextClassifier(BertEncoder(BertConfig.from_preset("tiny", vocab_size=8, num_hidden_layers=1)),
+        ...                        TextPreprocessor(vocab, sequence_length=16), 2, label_list=["neg", "pos"])
+        >>> texts, labels = ["good film", "bad film", "good plot", "bad plot"] * 4, ["pos", "neg"] * 8
+        >>> history = model.fit(texts, labels, batch_size=4, epochs=2, verbose=0)
+        >>> sorted(history.history), len(history.history["loss"])
+        (['accuracy', 'loss'], 2)
+        """
         data = self._dataset(x, y, sample_weight, batch_size, shuffle)
         if validation_data is not None:
             validation_data = self._dataset(*_unpack(validation_data), batch_size=batch_size)
@@ -112,10 +176,80 @@ class TextModelMixin:
         return super().fit(data, epochs=epochs, shuffle=False, validation_data=validation_data, **kwargs)
 
     def evaluate(self, x=None, y=None, batch_size=None, sample_weight=None, **kwargs):
+        """`keras.Model.evaluate` on texts: the loss and metrics over them.
+
+        Args:
+            x (list[str] | tuple | numpy.ndarray | tf.data.Dataset | dict): the texts, in the forms `fit` takes.
+            y (list | numpy.ndarray | None): the targets, as for `fit`.
+            batch_size (int | None): texts per batch; default 32.
+            sample_weight (list | numpy.ndarray | None): a weight per text.
+            **kwargs: `keras.Model.evaluate`'s other arguments (`verbose`, `return_dict`, `callbacks`, ...).
+
+        Returns:
+            float | list[float] | dict[str, float]: the loss, or the loss and metrics (a dict with
+                `return_dict=True`), as Keras returns them.
+
+        Example:
+        >>> from official_bert import BertConfig, BertEncoder, TextClassifier, TextPreprocessor
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "good", "bad", "film"]
+        >>> model = TextClassifier(BertEncoder(BertConfig.from_preset("tiny", vocab_size=7, num_hidden_layers=1)),
+        ...                        TextPreprocessor(vocab, sequence_length=16), 2, label_list=["neg", "pos"])
+        >>> sorted(model.evaluate(["good film", "bad film"], ["pos", "neg"], return_dict=True, verbose=0))
+        ['accuracy', 'loss']
+        """
         return super().evaluate(self._dataset(x, y, sample_weight, batch_size), **kwargs)
 
     def predict(self, x, batch_size=None, **kwargs):
+        """`keras.Model.predict` on texts: the model's outputs, one row per text, in order.
+
+        Args:
+            x (list[str] | tuple | numpy.ndarray | tf.data.Dataset | dict): the texts, in the forms `fit` takes
+                (a dataset of texts alone).
+            batch_size (int | None): texts per batch; default 32.
+            **kwargs: `keras.Model.predict`'s other arguments (`verbose`, `callbacks`, ...).
+
+        Returns:
+            numpy.ndarray: `TextClassifier`: the logits, float32 [N, num_classes] (`classify` gives the labels,
+                `probabilities` the softmax); `TextEmbedder`: the embeddings, float32 [N, hidden_size];
+                `MaskedLM` (given a dict of the encoder's inputs with `masked_lm_positions`): {"mlm_logits": the
+                logits over the vocabulary at those positions} (for texts with `[MASK]`s, `fill_mask`).
+
+        Example:
+        >>> from official_bert import BertConfig, BertEncoder, TextClassifier, TextPreprocessor
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "good", "bad", "film"]
+        >>> model = TextClassifier(BertEncoder(BertConfig.from_preset("tiny", vocab_size=7, num_hidden_layers=1)),
+        ...                        TextPreprocessor(vocab, sequence_length=16), 3)
+        >>> model.predict(["good film", "a bad film", "film"], batch_size=2, verbose=0).shape
+        (3, 3)
+        """
         return super().predict(self._dataset(x, batch_size=batch_size), **kwargs)
+
+    def save(self, filepath, overwrite=True, zipped=None, **kwargs):
+        """`keras.Model.save`: the model in one `.keras` file — its weights, its `TextPreprocessor` with the
+        vocabulary inside (not a path to it), the labels and thresholds, and the optimizer with its state, so that
+        `fit` continues where it stopped. `keras.saving.load_model(filepath)` reads it back in any process that has
+        run `import official_bert` (before or after `import keras`).
+
+        Args:
+            filepath (str | os.PathLike): where to write; ends in `.keras`.
+            overwrite (bool): replace an existing file (else Keras asks first).
+            zipped (bool | None): a zipped `.keras` file (the default), or an unzipped directory with `False`.
+            **kwargs: passed to `keras.Model.save`.
+
+        Example:
+        >>> import os, tempfile
+        >>> import keras
+        >>> from official_bert import BertConfig, BertEncoder, TextClassifier, TextPreprocessor
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "good", "bad", "film"]
+        >>> model = TextClassifier(BertEncoder(BertConfig.from_preset("tiny", vocab_size=7, num_hidden_layers=1)),
+        ...                        TextPreprocessor(vocab, sequence_length=16), 2, label_list=["neg", "pos"])
+        >>> path = os.path.join(tempfile.mkdtemp(), "films.keras")
+        >>> model.save(path)
+        >>> reloaded = keras.saving.load_model(path)
+        >>> reloaded.label_list, reloaded.classify(["good film"]) == model.classify(["good film"])
+        (['neg', 'pos'], True)
+        """
+        return super().save(filepath, overwrite=overwrite, zipped=zipped, **kwargs)
 
     def default_loss(self):
         raise NotImplementedError

@@ -29,7 +29,7 @@ class BertLanguageModel(task_model.TaskModel):
 
     Example:
     >>> import numpy as np
-    >>> from official_bert import BertConfig, BertEncoder
+    >>> from official_bert import BertConfig, BertEncoder, BertLanguageModel
     >>> model = BertLanguageModel(BertEncoder(BertConfig.from_preset("tiny", vocab_size=100), causal_attention=True))
     >>> out = model({"input_word_ids": np.array([[2, 4, 9, 3]]), "input_mask": np.ones((1, 4)),
     ...              "input_type_ids": np.zeros((1, 4))})

@@ -34,7 +34,7 @@ class BertEncoder(keras.Model):
         causal_attention: the left-to-right (causal) attention mask, and pooling of the last real token;
             None: as `config.causal_attention` records (the bert_config.json of an LTR pretraining run).
         remat: recompute each transformer block's activations in the backward pass instead of keeping them
-            (`TransformerBlock`'s `remat`): less memory for large models and long sequences, same numbers, about
+            (run_pretraining.py's --remat): less memory for large models and long sequences, same numbers, about
             three quarters of one more forward pass of time.
 
     Example:

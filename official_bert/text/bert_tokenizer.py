@@ -43,6 +43,8 @@ class BertTokenizer(keras.layers.Layer):
 
     Example:
     >>> import os, tempfile
+    >>> import tensorflow as tf
+    >>> from official_bert.text import BertTokenizer
     >>> path = os.path.join(tempfile.mkdtemp(), "vocab.txt")
     >>> _ = open(path, "w").write("\\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "un", "##aff", "##able", ","]))
     >>> tokenizer = BertTokenizer(path, do_lower_case=True, tokenize_with_offsets=True)
@@ -90,6 +92,8 @@ class BertTokenizer(keras.layers.Layer):
 
         Example:
         >>> import os, tempfile
+        >>> import tensorflow as tf
+        >>> from official_bert.text import BertTokenizer
         >>> path = os.path.join(tempfile.mkdtemp(), "vocab.txt")
         >>> _ = open(path, "w").write("\\n".join(["[UNK]", "h", "##é", "##llo"]))
         >>> ids, starts, ends = BertTokenizer(path, do_lower_case=False).call_with_offsets(tf.constant(["héllo"]))

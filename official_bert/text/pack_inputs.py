@@ -15,11 +15,16 @@ class BertPackInputs(keras.layers.Layer):
 
     Args:
         seq_length: the output length, at least 3.
-        start_of_sequence_id, end_of_segment_id, padding_id: ids of [CLS], [SEP] and [PAD] ...
-        special_tokens_dict: ... or a dict holding them, as `BertTokenizer.get_special_tokens_dict()` returns.
+        start_of_sequence_id: the id of [CLS] (or give special_tokens_dict).
+        end_of_segment_id: the id of [SEP].
+        padding_id: the id of [PAD].
+        special_tokens_dict: instead of the three ids, a dict holding them, as
+            `BertTokenizer.get_special_tokens_dict()` returns.
         **kwargs: passed to keras.layers.Layer.
 
     Example:
+    >>> import tensorflow as tf
+    >>> from official_bert.text import BertPackInputs
     >>> pack = BertPackInputs(8, start_of_sequence_id=101, end_of_segment_id=102, padding_id=0)
     >>> out = pack([tf.ragged.constant([[1, 2, 3, 4]]), tf.ragged.constant([[5, 6, 7]])])
     >>> out["input_word_ids"].numpy().tolist(), out["input_type_ids"].numpy().tolist()

@@ -13,7 +13,7 @@ from official_bert.text.tf_text_import import import_tf_text
 class GraphSentencePieceTokenizer(keras.layers.Layer):
     """Tokenizes a batch of strings into SentencePiece ids [batch, (pieces)], int32.
 
-    Undecodable bytes are dropped first, as the Python tokenizer's `convert_to_unicode` does. The model
+    Undecodable bytes are dropped first, as the Python tokenizer drops them. The model
     is compiled into the graph and also attached as the SavedModel asset `model_file`. It runs tensorflow-text's
     SentencepieceOp, which whoever serves the model needs as well (stock TF Serving images may lack it); without
     tensorflow-text it raises `TensorflowTextError`.
@@ -27,6 +27,8 @@ class GraphSentencePieceTokenizer(keras.layers.Layer):
 
     Example:
     >>> import os, tempfile
+    >>> import tensorflow as tf
+    >>> from official_bert.text import GraphSentencePieceTokenizer, sentencepiece_tokenizer
     >>> d = tempfile.mkdtemp()
     >>> corpus = os.path.join(d, "corpus.txt")
     >>> _ = open(corpus, "w").write("The cat sat on the mat.\\nThe dog sat too.\\n\\nA new document here.\\n" * 20)

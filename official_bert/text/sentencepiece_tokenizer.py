@@ -75,11 +75,12 @@ class SentencePieceTokenizer:
     """FullTokenizer's interface over a SentencePiece model.
 
     Args:
-        model_file: a `.model` file, e.g. from `train`.
+        model_file: a `.model` file, e.g. from build_vocab.py --spm_model_file or spm_train.
         do_lower_case: what the caller expects; must match the model's normalization (None: don't check).
 
     Example:
     >>> import os, tempfile
+    >>> from official_bert.text.sentencepiece_tokenizer import SentencePieceTokenizer, train
     >>> d = tempfile.mkdtemp()
     >>> corpus = os.path.join(d, "corpus.txt")
     >>> _ = open(corpus, "w").write("The cat sat on the mat.\\nThe dog sat too.\\n\\nA new document here.\\n" * 20)
@@ -127,8 +128,8 @@ def train(input_files, model_file, vocab_size, do_lower_case=True, model_type="u
           input_sentence_size=10_000_000, character_coverage=0.9995):
     """Trains a SentencePiece model on a corpus (one sentence per line, blank line between documents).
 
-    Ids 0-4 are [PAD] [UNK] [CLS] [SEP] [MASK]; [CLS], [SEP] and [MASK] are control symbols, never produced
-    from text. At most `input_sentence_size` sentences (sampled) are held in memory. The model is written
+    Ids 0-4 are `[PAD] [UNK] [CLS] [SEP] [MASK]`; `[CLS]`, `[SEP]` and `[MASK]` are control symbols, never
+    produced from text. At most `input_sentence_size` sentences (sampled) are held in memory. The model is written
     atomically to `model_file`.
 
     Args:
@@ -139,6 +140,15 @@ def train(input_files, model_file, vocab_size, do_lower_case=True, model_type="u
         model_type: "unigram" or "bpe".
         input_sentence_size: sentences sampled for training.
         character_coverage: share of characters the model covers without [UNK].
+
+    Example:
+    >>> import os, tempfile
+    >>> from official_bert.text.sentencepiece_tokenizer import SentencePieceTokenizer, train
+    >>> work = tempfile.mkdtemp()
+    >>> _ = open(os.path.join(work, "corpus.txt"), "w").write("The cat sat on the mat.\\nA dog sat.\\n" * 50)
+    >>> train([os.path.join(work, "corpus.txt")], os.path.join(work, "sp.model"), vocab_size=40)
+    >>> SentencePieceTokenizer(os.path.join(work, "sp.model")).tokenize("THE CAT")[0].startswith("▁")
+    True
     """
     for path in input_files:
         if not os.path.isfile(path):

@@ -204,6 +204,7 @@ class FullTokenizer:
 
     Example:
     >>> import tempfile, os
+    >>> from official_bert.tokenization import FullTokenizer
     >>> path = os.path.join(tempfile.mkdtemp(), "vocab.txt")
     >>> _ = open(path, "w").write("\\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "un", "##aff", "##able", ","]))
     >>> tok = FullTokenizer(path, do_lower_case=True)
@@ -276,6 +277,7 @@ class BasicTokenizer:
         normalize_unicode: None, or "nfc": compose the cleaned text (Unicode NFC) first.
 
     Example:
+    >>> from official_bert.tokenization import BasicTokenizer
     >>> BasicTokenizer(do_lower_case=True).tokenize(" \\tHeLLo!How  \\n Are yoU?  ")
     ['hello', '!', 'how', 'are', 'you', '?']
     >>> BasicTokenizer(preserve_unused_tokens=True, vocab={"[unused0]": 1}).tokenize("a [unused0] [unused1]")
@@ -372,6 +374,7 @@ class WordpieceTokenizer:
         max_input_chars_per_word: longer words become a single `unk_token` (the original: 200).
 
     Example:
+    >>> from official_bert.tokenization import WordpieceTokenizer
     >>> WordpieceTokenizer({"un": 0, "##aff": 1, "##able": 2}).tokenize("unaffable")
     ['un', '##aff', '##able']
     """

@@ -21,8 +21,8 @@ class TokenizerSpec:
     """A model's tokenizer: the vocabulary (or SentencePiece model) and every option that changes its ids.
 
     Args:
-        vocab_file: a WordPiece vocabulary, one token per line ...
-        spm_model_file: ... or a SentencePiece model (exactly one of them).
+        vocab_file: a WordPiece vocabulary, one token per line (or give spm_model_file).
+        spm_model_file: a SentencePiece model, instead of vocab_file (exactly one of the two).
         do_lower_case: lowercase and strip accents (uncased models).
         preserve_unused_tokens: keep a whitespace-separated `[unused<n>]` of the vocabulary as one token
             (bert-tensorflow 1.0.4's option), in Python and in the graph alike.
@@ -33,6 +33,7 @@ class TokenizerSpec:
 
     Example:
     >>> import os, tempfile, tensorflow as tf
+    >>> from official_bert.text.tokenizer_spec import TokenizerSpec
     >>> vocab = os.path.join(tempfile.mkdtemp(), "vocab.txt")
     >>> _ = open(vocab, "w").write("[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\n[unused0]\\nhi\\n")
     >>> spec = TokenizerSpec(vocab, preserve_unused_tokens=True).check()
