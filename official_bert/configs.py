@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from official_bert.errors import Error
 from official_bert.io import write_text
+from official_bert.io.files import check_input_file
 
 # hidden_act values accepted in a config, mapped to the function they mean. Google's configs say "gelu"
 # and mean the tanh approximation their code computes; Hugging Face configs say "gelu" and mean exact erf.
@@ -222,8 +223,7 @@ class BertConfig:
         """Reads Google's `bert_config.json` or a Hugging Face `config.json`."""
         if not tf.io.gfile.exists(path):
             raise ConfigError(f"{path}: BERT config file not found")
-        if tf.io.gfile.isdir(path):
-            raise ConfigError(f"{path}: is a directory; expected a BERT config file (bert_config.json)")
+        check_input_file(path, "a BERT config file such as bert_config.json", error=ConfigError)
         try:
             with tf.io.gfile.GFile(path, "rb") as f:
                 values = json.loads(f.read().decode("utf-8-sig"))  # a leading BOM dropped, which json refuses

@@ -30,7 +30,7 @@ from official_bert.checkpoints.names import entry
 from official_bert.configs import BertConfig
 from official_bert.errors import Error
 from official_bert.io import atomic_directory, write_text
-from official_bert.io.files import is_stale_temporary, listdir, remove_stale_temporaries
+from official_bert.io.files import check_input_file, is_stale_temporary, listdir, remove_stale_temporaries
 from official_bert.io.table_files import TableFileError, check_utf8
 from official_bert.text import tokenization
 
@@ -211,8 +211,9 @@ def read_words_file(path):
     >>> read_words_file(path)
     ['interleukin', 'troponin']
     """
-    if not tf.io.gfile.exists(path) or tf.io.gfile.isdir(path):
+    if not tf.io.gfile.exists(path):
         raise VocabExtensionError(f"--new_words={path}: no such file (expected one word per line)")
+    check_input_file(path, "a file of one word per line", "--new_words", VocabExtensionError)
     words = []
     with tf.io.gfile.GFile(path, "rb") as f:
         for number, raw in enumerate(f, start=1):
@@ -226,17 +227,6 @@ def read_words_file(path):
     if not words:
         raise VocabExtensionError(f"--new_words={path}: no words in {path} (expected one word per line)")
     return words
-
-
-def vocab_is_uncased(tokens):
-    """Whether a vocabulary belongs to an uncased model: no entry but the bracketed special ones has an uppercase
-    letter (the rule `checkpoints.case` applies).
-
-    Example:
-    >>> vocab_is_uncased(["[CLS]", "the", "##ing"]), vocab_is_uncased(["[CLS]", "The"])
-    (True, False)
-    """
-    return not any(t != t.lower() and not (t.startswith("[") and t.endswith("]")) for t in tokens)
 
 
 def frequent_split_words(word_counts, vocab, num_words):
@@ -438,10 +428,10 @@ def extend_vocabulary(init_checkpoint, output_dir=None, words=(), corpus_files=(
     tokens = read_vocab_lines(vocab_file)
     tokenization.check_special_tokens(set(tokens), vocab_file)
     if do_lower_case is None:
-        do_lower_case = vocab_is_uncased(tokens)
+        do_lower_case = case.vocab_casing(tokens) != "cased"
     else:
-        for message in case.case_mismatches(do_lower_case, dataclasses.replace(located, vocab_file=vocab_file)):
-            logging.warning("%s", message)
+        case.check_case(do_lower_case, dataclasses.replace(located, vocab_file=vocab_file),
+                        f"--init_checkpoint={init_checkpoint}")
     # A left-to-right checkpoint is extended as one (its marker and config key kept) even under a config without
     # the key, as run_classifier and convert_checkpoint follow it; a config that contradicts it is refused.
     config = resolve_causal_attention(BertConfig.from_json_file(config_file), None, config_file, [init_checkpoint])

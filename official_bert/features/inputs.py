@@ -8,6 +8,7 @@ import tensorflow as tf
 
 from official_bert.classification.features import truncate_seq_pair
 from official_bert.features.errors import FeatureError
+from official_bert.io.files import check_input_file
 
 # The original's pattern: greedy, so a line with several " ||| " splits at the last.
 _PAIR = re.compile(r"^(.*) \|\|\| (.*)$")
@@ -86,8 +87,7 @@ def read_inputs(path):
     """
     if not tf.io.gfile.exists(path):
         raise FeatureError(f"--input_file={path}: file not found")
-    if tf.io.gfile.isdir(path):
-        raise FeatureError(f"--input_file={path}: expected a file, found a directory")
+    check_input_file(path, "a text file, one input per line", "--input_file", FeatureError)
     if tf.io.gfile.stat(path).length == 0:
         raise FeatureError(f"--input_file={path}: the file is empty; expected one text per line")
     return _read_lines(path)

@@ -8,6 +8,7 @@ its `FineTuningTask`'s constructor arguments instead.
 import dataclasses
 from typing import Callable, Optional
 
+from official_bert.checkpoints import case
 from official_bert.text.tokenizer_spec import TokenizerSpec
 from official_bert.training.options import TrainingError
 
@@ -114,7 +115,8 @@ class FineTuningSettings:
                              self.tokenizer_ops, self.normalize_unicode).check()
 
     def check(self):
-        """Raises TrainingError for settings that make no run; returns self."""
+        """Raises TrainingError for settings that make no run, CheckpointError for a --do_lower_case that
+        --init_checkpoint's own record contradicts (`checkpoints.case.check_case`); returns self."""
         if not (self.do_train or self.do_eval or self.do_predict or self.export_dir):
             raise TrainingError("at least one of --do_train, --do_eval, --do_predict or --export_dir must be given")
         if not (self.vocab_file or self.spm_model_file):
@@ -124,4 +126,6 @@ class FineTuningSettings:
         if self.sweep is not None and not (self.do_train and self.do_eval):
             raise TrainingError("a sweep (--sweep, --num_restarts, --seeds or a list of settings) needs --do_train "
                                 "and --do_eval: it chooses on the dev set")
+        if self.init_checkpoint:  # before any work: a casing the checkpoint contradicts is refused, not warned of
+            case.check_case(self.do_lower_case, self.init_checkpoint, f"--init_checkpoint={self.init_checkpoint}")
         return self

@@ -228,7 +228,8 @@ integer in [0, 2)); for float labels use regression (num_classes=1)
             if isinstance(row, (str, bytes)):
                 name = validation.label_name(row, f"y[{i}]")
                 if name not in index:
-                    raise validation.ValidationError(f"y[{i}]: label {name!r} is not in label_list {self.labels}")
+                    raise validation.ValidationError(f"y[{i}]: label {name!r} is not in label_list {self.labels}"
+                                                     + validation.other_spelling(name, self.labels))
                 ids.append(index[name])
             else:
                 ids.append(validation.class_id(row, self.num_classes, f"y[{i}]"))

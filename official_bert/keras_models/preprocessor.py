@@ -8,8 +8,10 @@ import tempfile
 import keras
 import tensorflow as tf
 
+from official_bert.errors import Error
 from official_bert.export.text import TextPacker
 from official_bert.io.files import open_file
+from official_bert.text.tokenization import VocabError
 from official_bert.text.tokenizer_spec import TokenizerSpec
 
 _VOCAB_NAME = "vocab.txt"
@@ -203,13 +205,44 @@ class TextPreprocessor(keras.layers.Layer):
 
     def load_assets(self, dir_path):
         """Reads the vocabulary `save_assets` wrote (a file whose config holds its vocabulary, as the first version
-        wrote them, has none to read)."""
-        path = os.path.join(dir_path, self._asset_name())
-        if self._tokenizing.spec is not None and not tf.io.gfile.exists(path):
+        wrote them, has none to read). A vocabulary missing from the file, or one that is not a BERT vocabulary, is
+        refused here, at load, rather than at the first call (`refuse_load`)."""
+        path = os.path.join(dir_path, self._asset_name()) if dir_path else None
+        if self._tokenizing.spec is not None and not (path and tf.io.gfile.exists(path)):
             return
+        if path is None or not tf.io.gfile.exists(path):
+            self.refuse_load(f"no {self._asset_name()} among the .keras file's assets: the vocabulary it reads at load")
         with open_file(path) as f:
             content = f.read()
-        self._set_tokenizer(*_source(content, self._asset_name() == _VOCAB_NAME))
+        try:
+            self._set_tokenizer(*_source(content, self._asset_name() == _VOCAB_NAME))
+        except Error as e:
+            self.refuse_load(f"its {self._asset_name()} in the .keras file's assets is not usable: "
+                             f"{str(e).removeprefix(f'{self._files.name}/{self._asset_name()}: ')}")
+
+    def expect_assets(self, present):
+        """Told by the model that holds this layer, as a .keras file loads, whether the file has assets at all: Keras
+        calls `load_assets` only when it has, so a vocabulary missing with every asset is found in
+        `load_own_variables`, which Keras calls on every layer (after the model's `load_assets`, if any)."""
+        self._assets_in_file = present
+
+    def load_own_variables(self, store):
+        super().load_own_variables(store)
+        if self._tokenizing.spec is None and getattr(self, "_assets_in_file", True) is False:
+            self.refuse_load(f"the .keras file has no assets, so no {self._asset_name()}: the vocabulary it reads at "
+                             "load")
+
+    def refuse_load(self, problem):
+        """Raises VocabError for a .keras file this layer cannot be loaded from; its repr says why from then on.
+
+        Keras reports a layer's loading error under a first line that names the layer ("A total of 1 objects could
+        not be loaded ... for object <repr>:"), so the repr carries the cause onto that line."""
+        self._load_problem = problem
+        raise VocabError(f"TextPreprocessor: {problem}")
+
+    def __repr__(self):
+        problem = getattr(self, "_load_problem", None)
+        return super().__repr__() if problem is None else f"<TextPreprocessor name={self.name}: {problem}>"
 
     def _asset_name(self):
         if self.vocabulary is not None or self.spm_model is not None:

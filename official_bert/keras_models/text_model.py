@@ -2,15 +2,17 @@
 `TextPreprocessor`, padded per batch), the paper's optimizer as `compile`'s default, and finding a checkpoint's
 config, vocabulary and casing for `from_checkpoint`."""
 
+import collections.abc
 import json
 import os
+import types
 
 import keras
 import numpy as np
 import tensorflow as tf
 
 from official_bert.checkpoints import causal, detect
-from official_bert.checkpoints.case import case_mismatches
+from official_bert.checkpoints.case import case_mismatches, check_case
 from official_bert.checkpoints.source import CheckpointError
 from official_bert.classification import validation
 from official_bert.configs import BertConfig
@@ -19,6 +21,9 @@ from official_bert.networks.bert_encoder import BertEncoder
 from official_bert.optimization import create_optimizer
 from official_bert.prefetching import prefetched
 from official_bert.text.tokenizer_spec import TokenizerSpec
+
+# What `fit`, `evaluate` and `predict` take as x, for the messages that refuse anything else.
+EXPECTED = "a list or 1-D array of strings, a pair of them, or a batched tf.data.Dataset"
 
 # The paper's fine-tuning (Appendix A.3) and the original run_classifier.py's defaults.
 LEARNING_RATE = 5e-5
@@ -112,6 +117,14 @@ class TextModelMixin:
         self._compile_arguments = {name: value for name, value in arguments.items() if name != "optimizer"}
         if self.built and optimizer_built:
             self.optimizer.build(self.trainable_variables)
+
+    def load_own_variables(self, store):
+        super().load_own_variables(store)
+        # Keras calls load_assets next, on this model and then on its layers, only when the .keras file has assets.
+        self.preprocessor.expect_assets(False)
+
+    def load_assets(self, dir_path):
+        self.preprocessor.expect_assets(True)
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, shuffle=True, sample_weight=None, validation_data=None,
             **kwargs):
@@ -266,6 +279,11 @@ class TextModelMixin:
     def _dataset(self, x, y=None, sample_weight=None, batch_size=None, shuffle=False):
         if isinstance(x, dict):
             # The encoder's inputs already: Keras batches them.
+            inputs = sorted(self.input) if isinstance(self.input, dict) else None
+            if inputs is not None and sorted(x) != inputs:
+                raise validation.ValidationError(
+                    f"x: a dict with the keys {', '.join(map(repr, sorted(x, key=str)))}; a dict is taken as the "
+                    f"encoder's inputs ({', '.join(inputs)}): give texts as {EXPECTED}")
             return tf.data.Dataset.from_tensor_slices(keras.utils.pack_x_y_sample_weight(
                 x, *[v for v in (None if y is None else self.targets(y), sample_weight)])).batch(
                     batch_size or BATCH_SIZE)
@@ -342,7 +360,8 @@ def texts_tensor(x):
         a string tensor [N] (UTF-8), or a pair of them.
 
     Raises:
-        ValidationError: no texts, a text that is not one, or a pair of unequal lengths.
+        ValidationError: no texts, a text that is not one, a pair of unequal lengths, or not a sequence (a
+            generator, an iterator, a set, a number: `not_texts`).
 
     Example:
     >>> [t.numpy().tolist() for t in texts_tensor(np.array([["a", "b"], ["c", "d"]]))]
@@ -352,6 +371,9 @@ def texts_tensor(x):
     ...
     official_bert.classification.validation.ValidationError: texts[1] is None, not a text
     """
+    problem = not_texts(x, "x")
+    if problem:
+        raise validation.ValidationError(problem)
     if isinstance(x, tuple) and len(x) == 2 and not isinstance(x[0], (str, bytes)):
         texts_a, texts_b = _texts(x[0], "texts_a"), _texts(x[1], "texts_b")
         if len(texts_a) != len(texts_b):
@@ -372,8 +394,45 @@ def texts_tensor(x):
     return _string_tensor(_texts(rows, "texts"))
 
 
+def not_texts(x, name):
+    """Why `x` cannot be a model's texts although it may hold some (a generator, an iterator, a set, a scalar), in one
+    line that begins with `name`; None for a sequence (whose items are checked one by one).
+
+    Args:
+        x: what was given.
+        name: what names it, e.g. "x" or "texts_a".
+
+    Example:
+    >>> not_texts(["a", "b"], "x") is None
+    True
+    >>> print(not_texts(iter(["a", "b"]), "x"))
+    x: got an iterator (list_iterator), whose texts cannot be counted nor read twice; expected a list or 1-D array \
+of strings, a pair of them, or a batched tf.data.Dataset (list(...) the texts, or make batches a Dataset: \
+tf.data.Dataset.from_generator)
+    """
+    if isinstance(x, (list, tuple, np.ndarray, str, bytes)) or hasattr(x, "__array__"):
+        return None  # a sequence, an array or a pandas Series; one text is refused by the caller
+    fix = "(list(...) the texts, or make batches a Dataset: tf.data.Dataset.from_generator)"
+    if isinstance(x, types.GeneratorType):
+        return f"{name}: got a generator, whose texts cannot be counted nor read twice; expected {EXPECTED} {fix}"
+    if isinstance(x, collections.abc.Iterator):
+        return (f"{name}: got an iterator ({type(x).__name__}), whose texts cannot be counted nor read twice; "
+                f"expected {EXPECTED} {fix}")
+    if isinstance(x, collections.abc.Set):
+        return (f"{name}: got a {type(x).__name__}, whose order is not the outputs' order; expected {EXPECTED} (pass "
+                "sorted(...) or list(...) of it)")
+    if isinstance(x, collections.abc.Mapping):
+        return f"{name}: got a {type(x).__name__}; expected {EXPECTED}"
+    if not isinstance(x, collections.abc.Sequence):
+        return f"{name}: got {type(x).__name__} {x!r:.40}; expected {EXPECTED}"
+    return None
+
+
 def _texts(x, name):
     """The texts of the sequence `x` as strs, each checked; `name` names them in errors."""
+    problem = not_texts(x, name)
+    if problem:
+        raise validation.ValidationError(problem)
     if isinstance(x, (str, bytes)):
         raise validation.ValidationError(f"{name}: expected a list of texts, got one text {x[:40]!r}")
     rows = x if isinstance(x, list) else np.asarray(x, dtype=object)
@@ -401,7 +460,8 @@ def from_checkpoint_parts(path, config=None, vocab_file=None, spm_model_file=Non
         config: a `BertConfig` or config file; default: the bert_config.json / config.json beside the weights.
         vocab_file, spm_model_file: the tokenizer's file; default: the vocab.txt beside the weights.
         do_lower_case: default: what the checkpoint suggests (a tokenizer_config.json, the casing of its
-            vocabulary, Google's release names), uncased without evidence.
+            vocabulary, Google's release names), uncased without evidence; a value that evidence contradicts raises
+            CheckpointError (`checkpoints.case.check_case`).
         preserve_unused_tokens: keep `[unused<n>]` whole.
         sequence_length: the preprocessor's longest row.
         dtype: the encoder's dtype policy (e.g. "mixed_bfloat16"), default float32.
@@ -435,8 +495,10 @@ def from_checkpoint_parts(path, config=None, vocab_file=None, spm_model_file=Non
         vocab_file = located.vocab_file
         if vocab_file is None:
             raise CheckpointError(f"{path}: no vocab.txt beside the checkpoint; pass vocab_file= (or spm_model_file=)")
-    if do_lower_case is None:
+    if do_lower_case is None:  # the checkpoint's own casing
         do_lower_case = not case_mismatches(True, located) if vocab_file else True
+    else:  # one the checkpoint's record contradicts is refused, as the command-line tools refuse it
+        check_case(do_lower_case, located, os.fspath(path))
     spec = TokenizerSpec(vocab_file, spm_model_file, do_lower_case=do_lower_case,
                          preserve_unused_tokens=preserve_unused_tokens).check()
     return (BertEncoder(config, dtype=dtype), TextPreprocessor.from_spec(spec, sequence_length), located)

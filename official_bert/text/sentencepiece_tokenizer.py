@@ -13,6 +13,7 @@ import sentencepiece
 from absl import logging
 from sentencepiece import sentencepiece_model_pb2
 
+from official_bert.io.files import check_input_file
 from official_bert.text import tokenization
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -27,10 +28,11 @@ class SentencePieceError(tokenization.VocabError):
 
 def read_model(model_file):
     """Returns the serialized model proto, raising SentencePieceError naming the file if it is not one."""
+    check_input_file(model_file, "a SentencePiece model file (.model)", error=SentencePieceError)
     try:
         with open(model_file, "rb") as f:
             serialized = f.read()
-    except (FileNotFoundError, IsADirectoryError):
+    except FileNotFoundError:
         raise SentencePieceError(f"{model_file}: SentencePiece model file not found") from None
     proto = sentencepiece_model_pb2.ModelProto()
     try:

@@ -9,13 +9,13 @@ SentencePiece for the CLIs' `--vocab_file` / `--spm_model_file` flags).
 
 import collections
 import itertools
-import os
 import re
 import unicodedata
 
 from absl import logging
 
 from official_bert.errors import Error
+from official_bert.io.files import check_input_file
 
 
 _UNUSED_TOKEN = re.compile(r"^\[unused\d+\]$")  # what preserve_unused_tokens keeps whole
@@ -121,11 +121,10 @@ def load_vocab(vocab_file):
     if "://" in vocab_file:
         import tensorflow as tf
 
-        opener, isdir, not_found = tf.io.gfile.GFile, tf.io.gfile.isdir, tf.errors.NotFoundError
+        opener, not_found = tf.io.gfile.GFile, tf.errors.NotFoundError
     else:
-        opener, isdir, not_found = open, os.path.isdir, FileNotFoundError
-    if isdir(vocab_file):
-        raise VocabError(f"{vocab_file}: expected a vocabulary file, found a directory")
+        opener, not_found = open, FileNotFoundError
+    check_input_file(vocab_file, "a vocabulary file (vocab.txt: one token per line)", error=VocabError)
     vocab = collections.OrderedDict()
     duplicates = collections.defaultdict(list)  # token → its line numbers (1-based), for the warning
     try:

@@ -25,7 +25,7 @@ from official_bert.tools import cli  # first: it quiets TensorFlow's C++ start-u
 from absl import flags
 
 from official_bert import BertConfig, BertEncoder
-from official_bert.checkpoints import load_checkpoint, resolve_causal_attention
+from official_bert.checkpoints import case, load_checkpoint, resolve_causal_attention
 from official_bert.export.embedding import export_embedding
 from official_bert.export.precision import model_in_precision, resolve_export_precision
 from official_bert.export.tfhub import export_tfhub
@@ -79,7 +79,7 @@ def main():
         raise FeatureError("--export_dir exports one embedding per text: pass --pooling=cls, mean or max")
     if FLAGS.max_seq_length < 3:
         raise FeatureError(f"--max_seq_length={FLAGS.max_seq_length}: expected at least 3 ([CLS] and two [SEP])")
-    cli.check_case(FLAGS.do_lower_case, FLAGS.init_checkpoint)
+    case.check_case(FLAGS.do_lower_case, FLAGS.init_checkpoint, f"--init_checkpoint={FLAGS.init_checkpoint}")
     # A left-to-right checkpoint stays left-to-right under a config that does not say so.
     config = resolve_causal_attention(BertConfig.from_json_file(FLAGS.bert_config_file), None,
                                       FLAGS.bert_config_file, [FLAGS.init_checkpoint])

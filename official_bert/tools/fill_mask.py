@@ -18,8 +18,10 @@ from official_bert.tools import cli  # first: it quiets TensorFlow's C++ start-u
 import tensorflow as tf
 from absl import flags
 
+from official_bert.checkpoints import case
 from official_bert.configs import BertConfig, ConfigError
 from official_bert.fill_mask import MASK, FillMaskError, encode_masked_text, load_masked_lm, top_k_fillers
+from official_bert.io.files import check_input_file
 from official_bert.tools.flag_kinds import INPUT_FILE, MAX_SEQ_LENGTH, MODEL, integer, path, text_list
 from official_bert.tools.flags import tokenizer_spec_from_flags
 
@@ -42,7 +44,7 @@ integer("max_seq_length", 128, "The most WordPiece tokens of a text, [CLS] and [
 def main():
     if not FLAGS.input_file and not FLAGS.text:
         cli.fail("no text to fill in: pass --input_file and/or --text")
-    cli.check_case(FLAGS.do_lower_case, FLAGS.init_checkpoint)
+    case.check_case(FLAGS.do_lower_case, FLAGS.init_checkpoint, f"--init_checkpoint={FLAGS.init_checkpoint}")
     texts = _read_texts(FLAGS.input_file, FLAGS.text)
     tokenizer = tokenizer_spec_from_flags().python_tokenizer()
     if MASK not in tokenizer.vocab:
@@ -72,8 +74,7 @@ def _read_texts(input_file, texts):
     """(where, text) for every non-blank line of `input_file` ("FILE:LINE") and every --text ("--text=...")."""
     found = []
     if input_file:
-        if tf.io.gfile.isdir(input_file):
-            raise FillMaskError(f"--input_file={input_file}: is a directory; expected a text file")
+        check_input_file(input_file, "a text file", "--input_file", FillMaskError)
         try:
             with tf.io.gfile.GFile(input_file, "rb") as f:
                 lines = f.read().decode("utf-8-sig").splitlines()  # a leading BOM dropped
