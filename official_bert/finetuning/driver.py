@@ -11,7 +11,7 @@ stream, the export) rather than the flags that make them.
 import keras
 from absl import logging
 
-from official_bert import distribution, tokenization
+from official_bert import distribution
 from official_bert.batch_padding import padding_bucket_width
 from official_bert.checkpoints import causal, kinds
 from official_bert.configs import BertConfig
@@ -55,10 +55,6 @@ def run_task(task, settings, watch=None):
 
 def _run(task, settings, tokenizer, strategy, watch):
     is_chief = distribution.is_chief(strategy)
-    try:
-        tokenization.validate_case_matches_checkpoint(settings.do_lower_case, settings.init_checkpoint)
-    except ValueError as e:
-        raise TrainingError(str(e)) from None
     config = _model_config(settings)
     mixed_precision = resolve_mixed_precision(settings.mixed_precision, strategy)
     options = _training_options(settings, strategy, mixed_precision)

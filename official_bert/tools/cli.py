@@ -1,5 +1,5 @@
-"""What every command-line tool shares: `run` (absl start-up, one-line errors, SIGTERM handling, exit codes), the
-interrupted-run message and the original's casing check.
+"""What every command-line tool shares: `run` (absl start-up, one-line errors, SIGTERM handling, exit codes) and the
+interrupted-run message.
 
 A tool reads top to bottom — flags, then `main()` — and ends with
 
@@ -30,7 +30,6 @@ import sys
 # this module before TensorFlow so that the default applies. Set TF_CPP_MIN_LOG_LEVEL=0 to see them.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from official_bert import tokenization  # noqa: E402
 from official_bert.errors import Error, Interrupted  # noqa: E402
 from official_bert.io import guard  # noqa: E402
 from official_bert.text.tokenization import decomposed_text_warning  # noqa: E402
@@ -195,15 +194,3 @@ def raise_keyboard_interrupt(signum, frame):
     """A SIGTERM handler: `kill` then unwinds like Ctrl-C, through the tool's cleanup and checkpointing."""
     raise KeyboardInterrupt
 
-
-def check_case(do_lower_case, init_checkpoint):
-    """The original's check that --do_lower_case suits a released Google checkpoint (judged by its directory's
-    name, e.g. uncased_L-12_H-768_A-12); `fail`s when it does not.
-
-    Example:
-    >>> check_case(True, "uncased_L-12_H-768_A-12/bert_model.ckpt")
-    """
-    try:
-        tokenization.validate_case_matches_checkpoint(do_lower_case, init_checkpoint)
-    except ValueError as e:
-        fail(str(e))
