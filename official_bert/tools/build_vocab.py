@@ -15,21 +15,21 @@ from absl import flags, logging
 from official_bert import pretraining_data
 from official_bert.text import sentencepiece_tokenizer, vocab_builder
 from official_bert.tools import cli
-from official_bert.tools.flag_kinds import INPUT_FILES, OUTPUT_FILE, integer, path
+from official_bert.tools.flag_kinds import INPUT_FILES, OUTPUT_FILE, define_integer, define_path
 
 FLAGS = flags.FLAGS
 
-path("input_file", None, "Input raw text file (or comma-separated list of files; globs allowed).", INPUT_FILES)
-path("output_file", None, "The WordPiece vocabulary to write, one token per line.", OUTPUT_FILE)
-path("spm_model_file", None, "Train a SentencePiece model to this file instead of a WordPiece "
-     "vocabulary.", OUTPUT_FILE)
-integer("vocab_size", 30522, "Tokens in the vocabulary, reserved ones included (at most).", 10, 2000000)
+define_path("input_file", None, "Input raw text file (or comma-separated list of files; globs allowed).", INPUT_FILES)
+define_path("output_file", None, "The WordPiece vocabulary to write, one token per line.", OUTPUT_FILE)
+define_path("spm_model_file", None, "Train a SentencePiece model to this file instead of a WordPiece "
+            "vocabulary.", OUTPUT_FILE)
+define_integer("vocab_size", 30522, "Tokens in the vocabulary, reserved ones included (at most).", 10, 2000000)
 flags.DEFINE_bool("do_lower_case", True, "Lowercase and strip accents (uncased model); False for a cased model.")
-integer("num_unused_tokens", 0, "[unused0].. slots reserved after the special tokens (WordPiece).", 0, 1000000)
+define_integer("num_unused_tokens", 0, "[unused0].. slots reserved after the special tokens (WordPiece).", 0, 1000000)
 flags.DEFINE_bool("preserve_unused_tokens", False, "Keep the corpus's [unused<n>] of the reserved slots whole, as "
                   "create_pretraining_data --preserve_unused_tokens does, instead of learning their pieces.")
-integer("max_unique_chars", 1000, "Alphabet size: words with rarer characters are not learned from "
-        "(WordPiece).", 1, 1000000)
+define_integer("max_unique_chars", 1000, "Alphabet size: words with rarer characters are not learned from "
+               "(WordPiece).", 1, 1000000)
 
 
 def main():

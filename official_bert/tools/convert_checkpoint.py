@@ -17,15 +17,15 @@ from absl import flags, logging
 
 from official_bert.checkpoints import SAVE_FORMATS
 from official_bert.checkpoints.convert import convert_checkpoint
-from official_bert.tools.flag_kinds import INPUT_FILE, MODEL, OUTPUT_DIRECTORY, path
+from official_bert.tools.flag_kinds import INPUT_FILE, MODEL, OUTPUT_DIRECTORY, define_path
 
 FLAGS = flags.FLAGS
-path("input_path", None, "Checkpoint to read: a directory, a TF checkpoint prefix, a "
-     ".safetensors or a .keras file.", MODEL)
-path("output_path", None, "Directory to write the converted checkpoint into: new or empty.", OUTPUT_DIRECTORY)
+define_path("input_path", None, "Checkpoint to read: a directory, a TF checkpoint prefix, a "
+            ".safetensors or a .keras file.", MODEL)
+define_path("output_path", None, "Directory to write the converted checkpoint into: new or empty.", OUTPUT_DIRECTORY)
 flags.DEFINE_enum("output_format", "official_bert", SAVE_FORMATS, "Format to write.")
-path("bert_config_file", None, "bert_config.json / config.json of the model; needed when "
-     "none lies beside the input.", INPUT_FILE)
+define_path("bert_config_file", None, "bert_config.json / config.json of the model; needed when "
+            "none lies beside the input.", INPUT_FILE)
 flags.DEFINE_bool("overwrite", False, "Write into --output_path even if it holds files (those of the same names "
                   "are replaced).")
 

@@ -22,23 +22,24 @@ from official_bert.checkpoints import case
 from official_bert.configs import BertConfig, ConfigError
 from official_bert.fill_mask import MASK, FillMaskError, encode_masked_text, load_masked_lm, top_k_fillers
 from official_bert.io.files import check_input_file
-from official_bert.tools.flag_kinds import INPUT_FILE, MAX_SEQ_LENGTH, MODEL, integer, path, text_list
+from official_bert.tools.flag_kinds import (INPUT_FILE, MAX_SEQ_LENGTH, MODEL, define_integer, define_path,
+                                            define_text_list)
 from official_bert.tools.flags import tokenizer_spec_from_flags
 
 FLAGS = flags.FLAGS
 
-path("bert_config_file", None, "The config json file of the pretrained BERT model.", INPUT_FILE)
-path("vocab_file", None, "The vocabulary file that the BERT model was trained on.", INPUT_FILE)
-path("init_checkpoint", None, "The pretrained checkpoint, with its masked-LM head: "
-     "run_pretraining's --output_dir, Google's TF1, Hugging Face or ours.", MODEL)
+define_path("bert_config_file", None, "The config json file of the pretrained BERT model.", INPUT_FILE)
+define_path("vocab_file", None, "The vocabulary file that the BERT model was trained on.", INPUT_FILE)
+define_path("init_checkpoint", None, "The pretrained checkpoint, with its masked-LM head: "
+            "run_pretraining's --output_dir, Google's TF1, Hugging Face or ours.", MODEL)
 flags.DEFINE_bool("do_lower_case", True, "Whether to lower case the input text. Should be True for uncased models "
                   "and False for cased models.")
-path("input_file", None, "A text file of one text per line, each with one or more [MASK]s "
-     "(blank lines are skipped).", INPUT_FILE)
-text_list("text", [], "A text with one or more [MASK]s (repeatable).", multi=True)
-integer("top_k", 5, "How many tokens to print for each [MASK].", 1, 1000)
-integer("max_seq_length", 128, "The most WordPiece tokens of a text, [CLS] and [SEP] included (by "
-        "default at most the model's max_position_embeddings).", 3, MAX_SEQ_LENGTH)
+define_path("input_file", None, "A text file of one text per line, each with one or more [MASK]s "
+            "(blank lines are skipped).", INPUT_FILE)
+define_text_list("text", [], "A text with one or more [MASK]s (repeatable).", multi=True)
+define_integer("top_k", 5, "How many tokens to print for each [MASK].", 1, 1000)
+define_integer("max_seq_length", 128, "The most WordPiece tokens of a text, [CLS] and [SEP] included (by "
+               "default at most the model's max_position_embeddings).", 3, MAX_SEQ_LENGTH)
 
 
 def main():

@@ -3,12 +3,12 @@
 A tool defines its flags through these functions instead of absl's `DEFINE_string`, `DEFINE_integer` and
 `DEFINE_float` (switches and choices stay absl's `DEFINE_bool` and `DEFINE_enum`):
 
-- `path(name, default, help, kind)`: a file or directory the tool reads or writes. `tools/cli.py` hands every path
-  flag given to the output guard (`io/guard.py`) before the tool starts, so that no output can overwrite or land
-  inside what the tool reads, whichever flags name them;
-- `integer`, `real` and `numbers`: numbers with the range a run can use, checked when the flags are parsed (a
-  float must also be finite): a value outside it is refused in one line before any work;
-- `text`: a string that is no path (a column name, a label list, a TPU name).
+- `define_path(name, default, help, kind)`: a file or directory the tool reads or writes. `tools/cli.py` hands
+  every path flag given to the output guard (`io/guard.py`) before the tool starts, so that no output can overwrite
+  or land inside what the tool reads, whichever flags name them;
+- `define_integer`, `define_real` and `define_numbers`: numbers with the range a run can use, checked when the flags
+  are parsed (a float must also be finite): a value outside it is refused in one line before any work;
+- `define_text`: a string that is no path (a column name, a label list, a TPU name).
 
 Each flag also says whether it changes what a training run computes (`affects_result`, default True; outputs, eval
 and predict settings, logging and devices do not). A resumable tool's run directory (`RUN_DIRECTORY`) records the
@@ -124,7 +124,7 @@ def neutral(*names):
         _DECLARED[name] = dataclasses.replace(declared(name), affects_result=False)
 
 
-def path(name, default, help, kind, *, affects_result=None, **kwargs):  # pylint: disable=redefined-builtin
+def define_path(name, default, help, kind, *, affects_result=None, **kwargs):  # pylint: disable=redefined-builtin
     """Defines a string flag that names a path of `kind` (one of PATH_KINDS).
 
     Args:
@@ -139,34 +139,34 @@ def path(name, default, help, kind, *, affects_result=None, **kwargs):  # pylint
     flags.DEFINE_string(name, default, help, **kwargs)
 
 
-def text(name, default, help, *, affects_result=True, **kwargs):  # pylint: disable=redefined-builtin
+def define_text(name, default, help, *, affects_result=True, **kwargs):  # pylint: disable=redefined-builtin
     """Defines a string flag that is no path (a column, a label list, a task name)."""
     _DECLARED[name] = Declared(TEXT, affects_result)
     flags.DEFINE_string(name, default, help, **kwargs)
 
 
-def text_list(name, default, help, *, affects_result=True, multi=False):  # pylint: disable=redefined-builtin
+def define_text_list(name, default, help, *, affects_result=True, multi=False):  # pylint: disable=redefined-builtin
     """Defines a comma-separated list of strings (absl's DEFINE_list), or with `multi` a repeatable string flag."""
     _DECLARED[name] = Declared(TEXT, affects_result)
     (flags.DEFINE_multi_string if multi else flags.DEFINE_list)(name, default, help)
 
 
-def integer(name, default, help, lower, upper, *, affects_result=True):  # pylint: disable=redefined-builtin
+def define_integer(name, default, help, lower, upper, *, affects_result=True):  # pylint: disable=redefined-builtin
     """Defines an integer flag whose values lie in [lower, upper] (None: unbounded on that side); the default may
     be None (the tool then chooses)."""
     _define_number(flags.DEFINE_integer, name, default, help, Declared(NUMBER, affects_result, lower, upper,
                                                                        integer=True))
 
 
-def real(name, default, help, lower, upper, *, open_lower=False, open_upper=False,  # pylint: disable=redefined-builtin
-         affects_result=True):
+def define_real(name, default, help, lower, upper, *,  # pylint: disable=redefined-builtin
+                open_lower=False, open_upper=False, affects_result=True):
     """Defines a float flag whose values are finite and lie between lower and upper (each excluded when open)."""
     _define_number(flags.DEFINE_float, name, default, help,
                    Declared(NUMBER, affects_result, lower, upper, open_lower, open_upper))
 
 
-def numbers(name, default, help, lower, upper, *, integers=False, open_lower=False,  # pylint: disable=redefined-builtin
-            affects_result=True):
+def define_numbers(name, default, help, lower, upper, *,  # pylint: disable=redefined-builtin
+                   integers=False, open_lower=False, affects_result=True):
     """Defines a string flag of comma-separated numbers (a sweep's learning rates, batch sizes, seeds), each
     checked as `integer` or `real` checks one."""
     declared_ = Declared(NUMBERS, affects_result, lower, upper, open_lower, integer=integers)

@@ -19,8 +19,8 @@ from absl import flags, logging
 
 from official_bert import distribution
 from official_bert.tools.flag_kinds import (INPUT_FILE, MAX_BATCH_SIZE, MAX_SEED, MAX_SEQ_LENGTH, MAX_STEPS, MODEL,
-                                            OUTPUT_DIRECTORY, RUN_DIRECTORY, integer, neutral, numbers, path, real,
-                                            text)
+                                            OUTPUT_DIRECTORY, RUN_DIRECTORY, define_integer, define_numbers,
+                                            define_path, define_real, define_text, neutral)
 from official_bert.configs import BertConfig
 from official_bert.export.tflite import QUANTIZATIONS
 from official_bert.finetuning.settings import FineTuningSettings
@@ -36,19 +36,19 @@ def define_model_flags(max_seq_length=128, init_checkpoint_help="Initial checkpo
     """Defines --bert_config_file, --vocab_file, --spm_model_file, --init_checkpoint, --do_lower_case,
     --preserve_unused_tokens, --normalize_unicode and --max_seq_length (whose default the tool chooses: the
     original's run_squad.py uses 384)."""
-    path("bert_config_file", None, "The config json file corresponding to the pre-trained BERT model. This "
-         "specifies the model architecture.", INPUT_FILE)
-    path("vocab_file", None, "The vocabulary file that the BERT model was trained on.", INPUT_FILE)
-    path("init_checkpoint", None, init_checkpoint_help, MODEL)
+    define_path("bert_config_file", None, "The config json file corresponding to the pre-trained BERT model. This "
+                "specifies the model architecture.", INPUT_FILE)
+    define_path("vocab_file", None, "The vocabulary file that the BERT model was trained on.", INPUT_FILE)
+    define_path("init_checkpoint", None, init_checkpoint_help, MODEL)
     flags.DEFINE_bool("do_lower_case", True, "Whether to lower case the input text. Should be True for uncased "
                       "models and False for cased models.")
-    integer("max_seq_length", max_seq_length, "The maximum total input sequence length after WordPiece "
-            "tokenization. Sequences longer than this will be truncated, and sequences shorter than this will be "
-            "padded.", 3, MAX_SEQ_LENGTH)
+    define_integer("max_seq_length", max_seq_length, "The maximum total input sequence length after WordPiece "
+                   "tokenization. Sequences longer than this will be truncated, and sequences shorter than this will "
+                   "be padded.", 3, MAX_SEQ_LENGTH)
     flags.DEFINE_bool("preserve_unused_tokens", False, "If True, Wordpiece tokenization will not be applied to "
                       "words in the vocab (bert-tensorflow 1.0.4: [unused*] tokens stay whole).")
     # Added.
-    path("spm_model_file", None, "A SentencePiece model to tokenize with, instead of --vocab_file.", INPUT_FILE)
+    define_path("spm_model_file", None, "A SentencePiece model to tokenize with, instead of --vocab_file.", INPUT_FILE)
     flags.DEFINE_enum("normalize_unicode", None, ["nfc"], "nfc: compose the text (Unicode NFC) before tokenizing, "
                       "in training and in the export alike, so that decomposed (NFD) text finds a cased vocabulary's "
                       "composed tokens. Default: the original's ids; a cased run warns, with a count, about "
@@ -64,27 +64,27 @@ def define_finetuning_flags(do_predict_help="Whether to run the model in inferen
     (`define_shared_flags`). run_squad.py, which has no eval batch, passes
     eval_batch_size=False; length_bucket_width is --length_bucket_width's default, length_bucket_note what its
     help adds."""
-    path("output_dir", None, "The output directory where the model checkpoints will be written.", RUN_DIRECTORY)
+    define_path("output_dir", None, "The output directory where the model checkpoints will be written.", RUN_DIRECTORY)
     flags.DEFINE_bool("do_train", False, "Whether to run training.")
     flags.DEFINE_bool("do_eval", False, do_eval_help)
     flags.DEFINE_bool("do_predict", False, do_predict_help)
     neutral("do_train", "do_eval", "do_predict")
-    integer("train_batch_size", 32, "Total batch size for training.", 1, MAX_BATCH_SIZE)
+    define_integer("train_batch_size", 32, "Total batch size for training.", 1, MAX_BATCH_SIZE)
     if eval_batch_size:
-        integer("eval_batch_size", 8, "Total batch size for eval.", 1, MAX_BATCH_SIZE, affects_result=False)
-    integer("predict_batch_size", 8, "Total batch size for predict.", 1, MAX_BATCH_SIZE, affects_result=False)
-    real("learning_rate", 5e-5, "The initial learning rate for Adam.", 0, 1, open_lower=True)
-    real("num_train_epochs", 3.0, "Total number of training epochs to perform.", 0, 10_000, open_lower=True)
-    real("warmup_proportion", 0.1, "Proportion of training to perform linear learning rate warmup for. E.g., "
-         "0.1 = 10% of training.", 0, 1)
-    integer("save_checkpoints_steps", 1000, "How often to save the model checkpoint.", 1, MAX_STEPS,
-            affects_result=False)
-    integer("iterations_per_loop", 1000, "How many steps to make in each call into the compiled training loop "
-            "(Keras steps_per_execution).", 1, MAX_STEPS, affects_result=False)
+        define_integer("eval_batch_size", 8, "Total batch size for eval.", 1, MAX_BATCH_SIZE, affects_result=False)
+    define_integer("predict_batch_size", 8, "Total batch size for predict.", 1, MAX_BATCH_SIZE, affects_result=False)
+    define_real("learning_rate", 5e-5, "The initial learning rate for Adam.", 0, 1, open_lower=True)
+    define_real("num_train_epochs", 3.0, "Total number of training epochs to perform.", 0, 10_000, open_lower=True)
+    define_real("warmup_proportion", 0.1, "Proportion of training to perform linear learning rate warmup for. E.g., "
+                "0.1 = 10% of training.", 0, 1)
+    define_integer("save_checkpoints_steps", 1000, "How often to save the model checkpoint.", 1, MAX_STEPS,
+                   affects_result=False)
+    define_integer("iterations_per_loop", 1000, "How many steps to make in each call into the compiled training loop "
+                   "(Keras steps_per_execution).", 1, MAX_STEPS, affects_result=False)
     # Added.
-    integer("length_bucket_width", length_bucket_width, "Pad each batch only to its longest sequence, rounded up to "
-            "a multiple of this (less computation on short texts); 0 pads every sequence to --max_seq_length, as "
-            "TPUs and --jit_compile always do." + length_bucket_note, 0, MAX_SEQ_LENGTH)
+    define_integer("length_bucket_width", length_bucket_width, "Pad each batch only to its longest sequence, rounded "
+                   "up to a multiple of this (less computation on short texts); 0 pads every sequence to "
+                   "--max_seq_length, as TPUs and --jit_compile always do." + length_bucket_note, 0, MAX_SEQ_LENGTH)
     flags.DEFINE_bool("bucket_by_length", False, "Training batches of sequences of similar lengths (sorted within "
                       "chunks of 64 batches, the batches shuffled): less padding, other batches than the original's.")
     flags.DEFINE_bool("causal_attention", None, "The left-only constraint of a run_pretraining.py --objective=ltr "
@@ -99,14 +99,14 @@ def define_shared_flags():
     """Defines --use_tpu, --tpu_name, --tpu_zone, --gcp_project, --master, --num_tpu_cores,
     --distribution_strategy, --mixed_precision, --jit_compile, --remat, --seed and --log_steps."""
     flags.DEFINE_bool("use_tpu", False, "Whether to use TPU (implies --distribution_strategy=tpu).")
-    text("tpu_name", None, "The Cloud TPU to use for training: its name or a grpc://ip.address.of.tpu:8470 url.",
-         affects_result=False)
-    text("tpu_zone", None, "[Optional] GCE zone where the Cloud TPU is located in.", affects_result=False)
-    text("gcp_project", None, "[Optional] Project name for the Cloud TPU-enabled project.", affects_result=False)
-    text("master", None, "[Optional] TensorFlow master URL: the TPU address when --tpu_name is not given.",
-         affects_result=False)
-    integer("num_tpu_cores", 8, "Only used if `use_tpu` is True. Total number of TPU cores to use; a warning says "
-            "so when the TPU has another number.", 1, 65536, affects_result=False)
+    define_text("tpu_name", None, "The Cloud TPU to use for training: its name or a grpc://ip.address.of.tpu:8470 url.",
+                affects_result=False)
+    define_text("tpu_zone", None, "[Optional] GCE zone where the Cloud TPU is located in.", affects_result=False)
+    define_text("gcp_project", None, "[Optional] Project name for the Cloud TPU-enabled project.", affects_result=False)
+    define_text("master", None, "[Optional] TensorFlow master URL: the TPU address when --tpu_name is not given.",
+                affects_result=False)
+    define_integer("num_tpu_cores", 8, "Only used if `use_tpu` is True. Total number of TPU cores to use; a warning "
+                   "says so when the TPU has another number.", 1, 65536, affects_result=False)
     flags.DEFINE_enum("distribution_strategy", None, list(distribution.STRATEGIES), "How to spread training over "
                       "devices (default: one_device, or tpu with --use_tpu). multi_worker_mirrored reads TF_CONFIG.")
     flags.DEFINE_enum("mixed_precision", "auto", ["auto", "bf16", "fp16", "fp32"], "Compute in bfloat16 or "
@@ -117,9 +117,9 @@ def define_shared_flags():
     flags.DEFINE_bool("remat", False, "Recompute each transformer block's activations in the backward pass instead "
                       "of keeping them: less memory for large models and long sequences, the same losses and "
                       "gradients, about three quarters of one more forward pass of time.")
-    integer("seed", 12345, "Random seed for initialization, dropout and the input order.", 0, MAX_SEED)
-    integer("log_steps", 100, "Steps between progress lines and TensorBoard summaries.", 1, MAX_STEPS,
-            affects_result=False)
+    define_integer("seed", 12345, "Random seed for initialization, dropout and the input order.", 0, MAX_SEED)
+    define_integer("log_steps", 100, "Steps between progress lines and TensorBoard summaries.", 1, MAX_STEPS,
+                   affects_result=False)
     flags.DEFINE_bool("deterministic", False, "Make the run bit-for-bit repeatable: TensorFlow's op determinism "
                       "(tf.config.experimental.enable_op_determinism; some ops get slower) on top of --seed, which "
                       "fixes initialization, dropout and the input order.")
@@ -140,16 +140,17 @@ def define_export_precision_flags():
 
 def define_export_flags():
     """Defines --export_dir, --export_precision, --export_tflite_dir and --tflite_quantization."""
-    path("export_dir", None, "Export the model for TF Serving as a new version <export_dir>/<n>/.", OUTPUT_DIRECTORY)
+    define_path("export_dir", None, "Export the model for TF Serving as a new version <export_dir>/<n>/.",
+                OUTPUT_DIRECTORY)
     define_export_precision_flags()
     define_tflite_flags()
 
 
 def define_tflite_flags():
     """Defines --export_tflite_dir and --tflite_quantization: LiteRT files of a tool's --export_dir SavedModel."""
-    path("export_tflite_dir", None, "Also convert that export to LiteRT: <export_tflite_dir>/model.tflite (token "
-         "ids in, builtin ops only), text_model.tflite (raw text in) where the converter can, and vocab.txt.",
-         OUTPUT_DIRECTORY)
+    define_path("export_tflite_dir", None, "Also convert that export to LiteRT: <export_tflite_dir>/model.tflite "
+                "(token ids in, builtin ops only), text_model.tflite (raw text in) where the converter can, and "
+                "vocab.txt.", OUTPUT_DIRECTORY)
     flags.DEFINE_enum("tflite_quantization", "none", QUANTIZATIONS, "LiteRT weights: none (float32), dynamic_int8 "
                       "(about a quarter of the size) or float16 (half).")
     neutral("tflite_quantization")
@@ -161,18 +162,18 @@ def define_sweep_flags():
     flags.DEFINE_bool("sweep", False, "Fine-tune over the paper's grid (Appendix A.3, with §4.1's learning rates): "
                       "--train_batch_sizes=16,32 --learning_rates=5e-5,4e-5,3e-5,2e-5 --epochs_list=2,3,4, each run "
                       "in its own directory under --output_dir/runs/, and use the best on dev.")
-    numbers("train_batch_sizes", None, "Batch sizes to sweep, comma-separated (implies a sweep).", 1,
-            MAX_BATCH_SIZE, integers=True)
-    numbers("learning_rates", None, "Learning rates to sweep, comma-separated (implies a sweep).", 0, 1,
-            open_lower=True)
-    numbers("epochs_list", None, "Numbers of epochs to sweep, comma-separated (implies a sweep).", 0, 10_000,
-            open_lower=True)
-    integer("num_restarts", None, "Random restarts of every configuration, with seeds --seed, --seed + 1, ... "
-            "(implies a sweep).", 1, 1000)
-    numbers("seeds", None, "The seeds of every configuration, comma-separated (implies a sweep; instead of "
-            "--num_restarts).", 0, MAX_SEED, integers=True)
-    path("features_dir", None, "Where the converted features are cached (default: --output_dir); the runs of a "
-         "sweep share their sweep's.", OUTPUT_DIRECTORY)
+    define_numbers("train_batch_sizes", None, "Batch sizes to sweep, comma-separated (implies a sweep).", 1,
+                   MAX_BATCH_SIZE, integers=True)
+    define_numbers("learning_rates", None, "Learning rates to sweep, comma-separated (implies a sweep).", 0, 1,
+                   open_lower=True)
+    define_numbers("epochs_list", None, "Numbers of epochs to sweep, comma-separated (implies a sweep).", 0, 10_000,
+                   open_lower=True)
+    define_integer("num_restarts", None, "Random restarts of every configuration, with seeds --seed, --seed + 1, ... "
+                   "(implies a sweep).", 1, 1000)
+    define_numbers("seeds", None, "The seeds of every configuration, comma-separated (implies a sweep; instead of "
+                   "--num_restarts).", 0, MAX_SEED, integers=True)
+    define_path("features_dir", None, "Where the converted features are cached (default: --output_dir); the runs of a "
+                "sweep share their sweep's.", OUTPUT_DIRECTORY)
 
 
 def strategy_from_flags():

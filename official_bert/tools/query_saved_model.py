@@ -28,16 +28,16 @@ import tensorflow as tf
 from absl import flags
 
 from official_bert.io.utf8 import not_utf8
-from official_bert.tools.flag_kinds import MODEL, path, text, text_list
+from official_bert.tools.flag_kinds import MODEL, define_path, define_text, define_text_list
 
 FLAGS = flags.FLAGS
 _SHOWN = 10  # items of an array printed, e.g. of per-token logits
 
-path("saved_model_dir", None, "A SavedModel directory, or an export directory of numbered versions "
-     "(the newest is used).", MODEL)
-text("signature", "serving_default", "The signature to call.")
-text_list("input", [], "NAME=VALUE: a value of the signature's input NAME (repeat a name for a "
-          "batch).", multi=True)
+define_path("saved_model_dir", None, "A SavedModel directory, or an export directory of numbered versions "
+            "(the newest is used).", MODEL)
+define_text("signature", "serving_default", "The signature to call.")
+define_text_list("input", [], "NAME=VALUE: a value of the signature's input NAME (repeat a name for a "
+                 "batch).", multi=True)
 
 
 def main():

@@ -28,8 +28,7 @@ def _tools():
     for name in flag_reference.candidates():
         with open(os.path.join(flag_reference.TOOLS, name + ".py"), encoding="utf-8") as f:
             source = f.read()
-        if re.search(r"^(flags\.DEFINE_\w+\(|define_\w+_flags\(|(path|text|text_list|integer|real|numbers)\()", source,
-                     re.M):
+        if re.search(r"^(flags\.DEFINE_\w+\(|define_\w+\()", source, re.M):
             tools.append(name)
     return tools
 
@@ -39,7 +38,7 @@ def _conditional_flags():
     the static reading below cannot tell which tools have them; the generator's test does."""
     with open(os.path.join(flag_reference.TOOLS, "flags.py"), encoding="utf-8") as f:
         tree = ast.parse(f.read())
-    definers = ("path", "text", "text_list", "integer", "real", "numbers")
+    definers = ("define_path", "define_text", "define_text_list", "define_integer", "define_real", "define_numbers")
     return {node.args[0].value for branch in ast.walk(tree) if isinstance(branch, ast.If)
             for node in ast.walk(branch) if isinstance(node, ast.Call) and (
                 getattr(node.func, "attr", "").startswith("DEFINE_") or getattr(node.func, "id", "") in definers)
