@@ -7,7 +7,7 @@ from official_bert.checkpoints.source import CheckpointError
 from official_bert.configs import BertConfig
 from official_bert.io.files import is_stale_temporary, listdir, remove_stale_temporaries
 from official_bert.io.locks import LOCK_NAME
-from official_bert.models import BertClassifier, BertPretrainer, BertSpanLabeler
+from official_bert.models import BertClassifier, BertPretrainer, BertSpanLabeler, ElectraDiscriminator
 from official_bert.networks.bert_encoder import BertEncoder
 
 
@@ -21,6 +21,8 @@ def model_for(source, config):
     tensors = source.tensors
     if "cls/predictions/output_bias" in tensors:
         return BertPretrainer(encoder, use_nsp="cls/seq_relationship/output_weights" in tensors)
+    if "discriminator_predictions/dense_prediction/kernel" in tensors:
+        return ElectraDiscriminator(encoder)
     if "cls/squad/output_weights" in tensors:
         return BertSpanLabeler(encoder)
     if "output_weights" in tensors:

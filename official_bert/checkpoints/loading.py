@@ -9,7 +9,8 @@ from official_bert.networks.bert_encoder import BertEncoder
 
 # Config fields that change the weights' shapes or the function they compute.
 _COMPARED_FIELDS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
-                    "max_position_embeddings", "type_vocab_size", "layer_norm_eps")
+                    "max_position_embeddings", "type_vocab_size", "layer_norm_eps", "family", "embedding_size",
+                    "pad_token_id", "sinusoidal_pos_embds")
 _SHOWN = 8  # names listed in a message before "..."
 
 

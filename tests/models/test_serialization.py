@@ -14,7 +14,7 @@ import pytest
 
 import official_bert
 from official_bert import (BertClassifier, BertConfig, BertEncoder, BertMultipleChoice, BertPretrainer,
-                           BertSpanLabeler, BertTokenClassifier)
+                           BertSpanLabeler, BertTokenClassifier, ElectraDiscriminator)
 from official_bert.distillation.intermediate import IntermediateLayerDistillation
 from official_bert.layers import BertEmbeddings, Dropout, MultiHeadSelfAttention, TransformerBlock
 from official_bert.layers.dense import TokenDense
@@ -96,6 +96,9 @@ MODELS = {
                                {**encoder_inputs(), "masked_lm_positions": np.array([[1, 2], [0, 3]], "int32")}),
     "BertLanguageModel": lambda: (BertLanguageModel(BertEncoder(tiny_config(), causal_attention=True)),
                                   encoder_inputs()),
+    # ELECTRA's narrower embeddings (their projection is serialized with the encoder).
+    "ElectraDiscriminator": lambda: (ElectraDiscriminator(BertEncoder(tiny_config(family="electra", embedding_size=8))),
+                                     encoder_inputs()),
     # The preprocessors' rows fit the encoders' 16 positions (longer ones are refused).
     "TextClassifier": lambda: (TextClassifier(BertEncoder(tiny_config()), TextPreprocessor(VOCAB, sequence_length=16),
                                               3, label_list=["a", "b", "c"]), encoder_inputs()),
