@@ -25,7 +25,9 @@ project's tests never import torch or transformers), from the repository root:
    has), XLMRobertaTokenizer and the slow SentencePiece path it replaced (the `sentencepiece` library with fairseq's
    ids, as transformers 4's XLMRobertaTokenizer), BertTokenizer and BertTokenizerLegacy (fast and slow, which must
    agree). Per corpus line a count and a CRC-32 of the ids (the full ids of the first 100 lines), the hard cases and
-   some pairs (special tokens and packing) in full. The SentencePiece model normalizes by a rule table of its own
+   some pairs (special tokens and packing) in full; and the words of tests/fixtures/ner/train.txt's sentences as
+   transformers tokenizes them for token classification (`is_split_into_words`, RoBERTa's with
+   add_prefix_space=True): the ids and each one's word. The SentencePiece model normalizes by a rule table of its own
    (NFKC of `NORMALIZED`), a few lines where nmt_nfkc's would be 200 KiB.
 
 Then it checks the round trip with our code: each family's directory loaded by official_bert and written back by
@@ -97,6 +99,9 @@ HARD_CASES = [
     "URL https://example.com/path?q=1&x=y#frag e-mail a.b@c.org",
     "  multiple   inner    spaces  ",
 ]
+# Words as NER gives them (CoNLL-2003's one word per line, tests/fixtures/ner/train.txt): transformers tokenizes them
+# with is_split_into_words (RoBERTa's and XLM-R's with add_prefix_space=True, as its token-classification example).
+NER_FILE = os.path.join(REPO, "tests", "fixtures", "ner", "train.txt")
 PAIRS = [("How old is the Nation?", "It was founded in 1776."), ("   spaced  ", " out "), ("Café", "中文"), ("", "b")]
 
 # family → (transformers class, config, tokenizer kind).
@@ -182,11 +187,24 @@ def hf_tokenizers(vocabularies):
         return {"input_ids": [0, *ids, 2] if add_special_tokens else ids}
 
     wordpiece = vocabularies["wordpiece"][0]
-    return {"bpe": {"fast": roberta},
+    return {"bpe": {"fast": roberta, "words": transformers.RobertaTokenizer.from_pretrained(os.path.dirname(vocab),
+                                                                                          add_prefix_space=True)},
             "spm": {"fast": xlmr, "slow": xlmr_slow},
             "wordpiece": {"fast": transformers.BertTokenizer.from_pretrained(os.path.dirname(wordpiece),
                                                                              do_lower_case=True),
                           "slow": BertTokenizerLegacy(vocab_file=wordpiece, do_lower_case=True)}}
+
+
+def ner_sentences():
+    sentences, words = [], []
+    for line in open(NER_FILE, encoding="utf-8"):
+        if line.startswith("-DOCSTART-") or not line.strip():
+            if words:
+                sentences.append(words)
+            words = []
+        else:
+            words.append(line.split()[0])
+    return sentences + ([words] if words else [])
 
 
 def ids_of(tokenizer, text, pair=None, add_special_tokens=True):
@@ -213,13 +231,13 @@ def tokenizer_reference(tokenizers):
     for kind, by_speed in tokenizers.items():
         fast = by_speed["fast"]
         for name, slow in by_speed.items():
-            if name == "fast":
+            if name in ("fast", "words"):
                 continue
             differ = [t for t in lines + HARD_CASES
                       if ids_of(fast, t, add_special_tokens=False) != ids_of(slow, t, add_special_tokens=False)]
             differ += [a for a, b in PAIRS if ids_of(fast, a, b) != ids_of(slow, a, b)]
             assert not differ, f"{kind}: the fast and slow tokenizers differ on {differ[:3]}"
-        print(f"{kind}: {', '.join(by_speed)} tokenizers agree on the {len(lines)} lines, {len(HARD_CASES)} hard "
+        print(f"{kind}: {', '.join(n for n in by_speed if n != 'words')} tokenizers agree on the {len(lines)} lines, {len(HARD_CASES)} hard "
               f"cases and {len(PAIRS)} pairs")
         line_ids = [ids_of(fast, t, add_special_tokens=False) for t in lines]
         arrays[f"{kind}/line_counts"] = np.array([len(ids) for ids in line_ids], np.int32)
@@ -229,6 +247,12 @@ def tokenizer_reference(tokenizers):
                   "pairs": [ids_of(fast, a, b) for a, b in PAIRS]}
         for group, rows in groups.items():
             arrays[f"{kind}/{group}"], arrays[f"{kind}/{group}_lengths"] = ragged(rows)
+        # Each NER sentence's ids and, per id, the index of its word (-1 for the special tokens).
+        words = by_speed.get("words", fast)
+        encodings = [words(sentence, is_split_into_words=True) for sentence in ner_sentences()]
+        arrays[f"{kind}/ner_ids"], arrays[f"{kind}/ner_ids_lengths"] = ragged([e["input_ids"] for e in encodings])
+        arrays[f"{kind}/ner_word_ids"] = np.array([-1 if w is None else w for e in encodings for w in e.word_ids()],
+                                                  np.int32)
         print(f"{kind}: {sum(map(len, line_ids)):,} ids on the corpus lines")
     return arrays
 

@@ -3,6 +3,8 @@
 import keras
 import tensorflow as tf
 
+from official_bert.text.packing import BERT
+
 
 @keras.saving.register_keras_serializable(package="official_bert")
 class BertPackInputs(keras.layers.Layer):
@@ -80,14 +82,10 @@ class BertPackInputs(keras.layers.Layer):
                 "padding_id": self.padding_id}
 
 
-def special_tokens_dict(vocab):
-    """Returns vocab_size and the ids of [CLS], [SEP], [PAD] and [MASK] (those `vocab`, token → id, has)."""
-    ids = {"vocab_size": len(vocab)}
-    for key, token in (("start_of_sequence_id", "[CLS]"), ("end_of_segment_id", "[SEP]"),
-                       ("padding_id", "[PAD]"), ("mask_id", "[MASK]")):
-        if token in vocab:
-            ids[key] = vocab[token]
-    return ids
+def special_tokens_dict(vocab, packing=BERT):
+    """Returns vocab_size and the ids of [CLS], [SEP], [PAD] and [MASK] (those `vocab`, token → id, has), or of
+    another `packing`'s special tokens (RoBERTa's <s>, </s>, <pad>, <mask>)."""
+    return packing.special_ids(vocab)
 
 
 def truncated_lengths(lengths, budget):
