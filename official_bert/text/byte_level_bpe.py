@@ -204,9 +204,9 @@ class ByteLevelBPETokenizer:
         vocab, merges = read_vocabulary(vocab_file, merges_file)
         if do_lower_case:
             upper = [t for t in vocab if t != t.lower() and not (t.startswith("<") and t.endswith(">"))]
-            raise VocabError(f"do_lower_case=True, but {vocab_file} is a byte-level BPE vocabulary, which tokenizes text "
-                             "as written" + (f" (it is cased: {len(upper)} tokens with uppercase letters, e.g. "
-                                             f"{upper[:3]})" if upper else "") + "; pass do_lower_case=False")
+            cased = f" (it is cased: {len(upper)} tokens with uppercase letters, e.g. {upper[:3]})" if upper else ""
+            raise VocabError(f"do_lower_case=True, but {vocab_file} is a byte-level BPE vocabulary, which tokenizes "
+                             f"text as written{cased}; pass do_lower_case=False")
         self.do_lower_case = False
         for token in (self.packing.cls_token, self.packing.sep_token, self.packing.pad_token):
             if token not in vocab:

@@ -227,7 +227,8 @@ class FullTokenizer:
         self.basic_tokenizer = BasicTokenizer(do_lower_case=do_lower_case,
                                               preserve_unused_tokens=preserve_unused_tokens, vocab=self.vocab,
                                               normalize_unicode=normalize_unicode)
-        self.wordpiece_tokenizer = WordpieceTokenizer(vocab=self.vocab, max_input_chars_per_word=max_input_chars_per_word)
+        self.wordpiece_tokenizer = WordpieceTokenizer(vocab=self.vocab,
+                                                      max_input_chars_per_word=max_input_chars_per_word)
         self._vocab_chars = None
 
     def tokenize(self, text):
