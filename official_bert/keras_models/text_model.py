@@ -18,7 +18,7 @@ from official_bert.keras_models.preprocessor import TextPreprocessor
 from official_bert.networks.bert_encoder import BertEncoder
 from official_bert.optimization import create_optimizer
 from official_bert.prefetching import prefetched
-from official_bert.text.tokenizer_spec import TokenizerSpec
+from official_bert.text.tokenizer_spec import TokenizerSpec, for_checkpoint
 
 # The paper's fine-tuning (Appendix A.3) and the original run_classifier.py's defaults.
 LEARNING_RATE = 5e-5
@@ -262,9 +262,10 @@ def from_checkpoint_parts(path, config=None, vocab_file=None, spm_model_file=Non
         path: anything `load_checkpoint` reads: a Google TF1, Hugging Face or official_bert checkpoint (directory,
             prefix or file).
         config: a `BertConfig` or config file; default: the bert_config.json / config.json beside the weights.
-        vocab_file, spm_model_file: the tokenizer's file; default: the vocab.txt beside the weights.
+        vocab_file, spm_model_file: the tokenizer's file; default: the vocab.txt beside the weights (for RoBERTa,
+            XLM-R, DistilBERT and ELECTRA, the family's tokenizer files beside them: `tokenizer_spec.for_checkpoint`).
         do_lower_case: default: what the checkpoint suggests (a tokenizer_config.json, the casing of its
-            vocabulary, Google's release names), uncased without evidence.
+            vocabulary, Google's release names), uncased without evidence; a byte-level BPE never lowercases.
         preserve_unused_tokens: keep `[unused<n>]` whole.
         sequence_length: the preprocessor's longest row.
         dtype: the encoder's dtype policy (e.g. "mixed_bfloat16"), default float32.
@@ -294,6 +295,9 @@ def from_checkpoint_parts(path, config=None, vocab_file=None, spm_model_file=Non
         config, config_file = BertConfig.from_json_file(config), config
     config = causal.resolve_causal_attention(config, None, config_file, checkpoints=[path])
     config.check_seq_length(sequence_length, config_file, name="sequence_length")
+    if config.family and not (vocab_file or spm_model_file):
+        spec = for_checkpoint(located.directory, config, do_lower_case=do_lower_case)
+        return (BertEncoder(config, dtype=dtype), TextPreprocessor.from_spec(spec, sequence_length), located)
     if not (vocab_file or spm_model_file):
         vocab_file = located.vocab_file
         if vocab_file is None:

@@ -182,7 +182,8 @@ def for_checkpoint(directory, config, do_lower_case=None, ops="core"):
         directory: the checkpoint's directory.
         config: its `BertConfig` (of a family: `config.family` set).
         do_lower_case: None: the tokenizer's own (a WordPiece's from tokenizer_config.json, else from its vocabulary's
-            casing; a byte-level BPE's and a SentencePiece model's: as written, and as the model normalizes).
+            casing; a byte-level BPE's and a SentencePiece model's: as written, and as the model normalizes). The
+            spec's is always True or False.
         ops: the in-graph WordPiece's ops.
 
     Raises:
@@ -216,6 +217,8 @@ def for_checkpoint(directory, config, do_lower_case=None, ops="core"):
         spec = TokenizerSpec(paths[0], merges_file=paths[1], do_lower_case=bool(do_lower_case), ops="core")
     elif family.tokenizer == families.SENTENCEPIECE:
         spec = TokenizerSpec(spm_model_file=paths[0], do_lower_case=do_lower_case, fairseq_ids=True)
+        if do_lower_case is None:  # as the model normalizes (XLM-R's keeps case)
+            spec = dataclasses.replace(spec, do_lower_case=bool(spec.python_tokenizer().do_lower_case))
     else:
         if do_lower_case is None:
             do_lower_case = _stated_lower_case(directory)
@@ -231,6 +234,40 @@ def for_checkpoint(directory, config, do_lower_case=None, ops="core"):
         raise VocabError(f"{spec.file}: {size} tokens, but the config's vocab_size is {config.vocab_size}: the "
                          "tokenizer and the model are not of one checkpoint")
     return spec
+
+
+def for_run(bert_config_file, init_checkpoint=None, do_lower_case=None, ops="core"):
+    """A tool's `TokenizerSpec` when no --vocab_file or --spm_model_file is given: for a config of BERT's family, the
+    tokenizer files beside --bert_config_file, or else beside --init_checkpoint (`for_checkpoint`); None for BERT,
+    which is tokenized by the flags' files.
+
+    Args:
+        bert_config_file: --bert_config_file.
+        init_checkpoint: --init_checkpoint (a directory, or a file or prefix inside one), or None.
+        do_lower_case: --do_lower_case where given, else None.
+        ops: --tokenizer_ops.
+
+    Example:
+    >>> import json, tempfile
+    >>> config = os.path.join(tempfile.mkdtemp(), "bert_config.json")
+    >>> _ = open(config, "w").write(json.dumps(dict(vocab_size=9, hidden_size=8, num_hidden_layers=1,
+    ...     num_attention_heads=1, intermediate_size=8, hidden_act="gelu", hidden_dropout_prob=0.1,
+    ...     attention_probs_dropout_prob=0.1, max_position_embeddings=16, initializer_range=0.02)))
+    >>> for_run(config) is None
+    True
+    """
+    from official_bert.configs import BertConfig
+    from official_bert.io.files import exists, isdir
+
+    config = BertConfig.from_json_file(bert_config_file)
+    if not config.family:
+        return None
+    directories = [os.path.dirname(bert_config_file) or "."]
+    if init_checkpoint:
+        directories.append(init_checkpoint if isdir(init_checkpoint) else os.path.dirname(init_checkpoint) or ".")
+    first_file = FAMILY_FILES[config.family_traits.tokenizer][0]
+    directory = next((d for d in directories if exists(os.path.join(d, first_file))), directories[0])
+    return for_checkpoint(directory, config, do_lower_case=do_lower_case, ops=ops)
 
 
 def _stated_lower_case(directory):

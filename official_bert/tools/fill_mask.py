@@ -19,7 +19,8 @@ import tensorflow as tf
 from absl import flags
 
 from official_bert.configs import BertConfig, ConfigError
-from official_bert.fill_mask import MASK, FillMaskError, encode_masked_text, load_masked_lm, top_k_fillers
+from official_bert.fill_mask import FillMaskError, encode_masked_text, load_masked_lm, top_k_fillers
+from official_bert.text.packing import packing_of
 from official_bert.tools.flags import tokenizer_spec_from_flags
 
 FLAGS = flags.FLAGS
@@ -44,8 +45,9 @@ def main():
     cli.check_case(FLAGS.do_lower_case, FLAGS.init_checkpoint)
     texts = _read_texts(FLAGS.input_file, FLAGS.text)
     tokenizer = tokenizer_spec_from_flags().python_tokenizer()
-    if MASK not in tokenizer.vocab:
-        raise FillMaskError(f"--vocab_file={FLAGS.vocab_file} has no {MASK} token: not a BERT vocabulary?")
+    mask = packing_of(tokenizer).mask_token
+    if mask not in tokenizer.vocab:
+        raise FillMaskError(f"--vocab_file={FLAGS.vocab_file} has no {mask} token: not a BERT vocabulary?")
     config = BertConfig.from_json_file(FLAGS.bert_config_file)
     if FLAGS["max_seq_length"].present:
         config.check_seq_length(FLAGS.max_seq_length, f"--bert_config_file={FLAGS.bert_config_file}")
@@ -57,7 +59,7 @@ def main():
         except FillMaskError as e:
             raise FillMaskError(f"{where}: {e}") from None
     if len(tokenizer.vocab) > config.vocab_size:
-        raise ConfigError(f"--vocab_file={FLAGS.vocab_file} has {len(tokenizer.vocab)} tokens, more than the "
+        raise ConfigError(f"--vocab_file={FLAGS.vocab_file or FLAGS.spm_model_file} has {len(tokenizer.vocab)} tokens, more than the "
                           f"vocab_size={config.vocab_size} of --bert_config_file={FLAGS.bert_config_file}")
     model = load_masked_lm(config, FLAGS.init_checkpoint, FLAGS.do_lower_case)
     fillers = top_k_fillers(model, tokenizer, encoded, FLAGS.top_k)

@@ -193,3 +193,58 @@ def test_merges_that_do_not_fit_the_vocabulary_are_refused(tmp_path):
         "#version: 0.2\nĠ t\nzz qq\n"))
     with pytest.raises(VocabError, match=r"merges.txt:3: merge 'zz qq' uses 'zz', which .*vocab.json lacks"):
         tokenizer_spec.for_checkpoint(directory, config)
+
+
+def graph_ids(spec, texts, batch=1000):
+    """The in-graph layer's ids of `texts` (each row's pieces flattened)."""
+    import tensorflow as tf
+
+    layer = spec.layer()
+    tokenize = tf.function(lambda t: layer(t).merge_dims(1, -1) if layer(t).ragged_rank > 1 else layer(t))
+    rows = []
+    for start in range(0, len(texts), batch):
+        rows += tokenize(tf.constant([t.encode("utf-8") for t in texts[start:start + batch]])).to_list()
+    return rows
+
+
+@pytest.mark.slow  # three tokenizers over 4,000 lines in the graph: about 15 s
+@pytest.mark.parametrize("kind", sorted(DIRECTORIES))
+def test_graph_ids_equal_hugging_faces_on_the_corpus(reference, lines, kind):
+    all_ids = graph_ids(spec_of(kind), lines)
+    bad = mismatches(reference, kind, all_ids)
+    assert not bad, f"{len(bad)} lines differ, the first {bad[0]}: {lines[bad[0]]!r} → {all_ids[bad[0]][:20]}"
+
+
+@pytest.mark.parametrize("kind", sorted(DIRECTORIES))
+def test_graph_ids_equal_hugging_faces_on_hard_cases_and_pairs(reference, kind):
+    """The in-graph layer (byte-level BPE and WordPiece in core TensorFlow ops, SentencePiece by tensorflow-text) and
+    its packer (`BertPackInputs.for_tokenizer`: RoBERTa's <s> A </s></s> B </s>)."""
+    import tensorflow as tf
+
+    from official_bert.text.pack_inputs import BertPackInputs
+
+    spec = spec_of(kind)
+    hard = [str(t) for t in reference["hard_cases"]]
+    assert graph_ids(spec, hard) == expected(reference, kind, "hard_cases")
+    layer = spec.layer()
+    pack = BertPackInputs.for_tokenizer(64, layer)
+    a, b = ([str(pair[i]) for pair in reference["pairs"]] for i in (0, 1))
+    packed = pack([layer(tf.constant(a)), layer(tf.constant(b))])
+    got = [row[:n].tolist() for row, n in zip(packed["input_word_ids"].numpy(),
+                                               packed["input_mask"].numpy().sum(axis=1))]
+    assert got == expected(reference, kind, "pairs")
+    assert set(packed["input_type_ids"].numpy().ravel()) == ({0} if kind != "wordpiece" else {0, 1})
+
+
+def test_graph_bpe_offsets_are_the_python_tokenizers():
+    import tensorflow as tf
+
+    spec = spec_of("bpe")
+    text = "  Café, 中文 😀 don't\tstop "
+    _, spans = spec.python_tokenizer().tokenize_with_offsets(text)
+    _, starts, ends = spec.layer(with_offsets=True, offsets_unit="UTF8_CHAR")(tf.constant([text]))
+    assert list(zip(starts.flat_values.numpy().tolist(), ends.flat_values.numpy().tolist())) == spans
+    _, byte_starts, byte_ends = spec.layer(with_offsets=True)(tf.constant([text]))
+    data = text.encode("utf-8")
+    pieces = [data[a:b] for a, b in zip(byte_starts.flat_values.numpy(), byte_ends.flat_values.numpy())]
+    assert b"".join(pieces) == data  # byte spans tile the text, one token's bytes after another's
