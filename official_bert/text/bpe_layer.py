@@ -30,9 +30,10 @@ class GraphByteLevelBPETokenizer(keras.layers.Layer):
     """Tokenizes a batch of strings into byte-level BPE ids: int32 RaggedTensor [batch, (pieces), (tokens)], a piece
     being a unit of GPT-2's pre-tokenization (a word with the space before it, a run of digits or punctuation, ...).
 
-    With `tokenize_with_offsets=True` it returns `(ids, starts, ends)`, each token's span of the input (a token that
-    holds part of a character's bytes spans, in characters, that whole character). The vocabulary and merges are
-    compiled into the graph and attached as the SavedModel assets `vocab_file` and `merges_file`.
+    With `tokenize_with_offsets=True` it returns `(ids, starts, ends)`, each token's span of the input less the
+    spaces it starts with ("Ġword" spans "word", as transformers' `trim_offsets`; a token that holds part of a
+    character's bytes spans that whole character, in bytes as in characters). The vocabulary and merges are compiled into the
+    graph and attached as the SavedModel assets `vocab_file` and `merges_file`.
 
     Args:
         vocab_file: vocab.json.
@@ -104,14 +105,19 @@ class GraphByteLevelBPETokenizer(keras.layers.Layer):
         row_offset = tf.cumsum(tf.cast(tf.strings.length(text), tf.int64), exclusive=True)
         data = tf.cast(tf.io.decode_raw(tf.strings.reduce_join(text), tf.uint8), tf.int64)
         byte = tf.gather(data, tf.gather(row_offset, tf.gather(row, char_of_byte)) + in_row)
+        # Each byte spans its whole character, so that a token of part of a character's bytes spans the character.
         if self.offsets_unit == "BYTE":
-            start = in_row
+            start = tf.gather(byte_start, char_of_byte)
+            end = start + tf.gather(size, char_of_byte)
         else:
             char_index = tf.range(tf.size(cp, out_type=tf.int64))
             first_of_row = tf.math.unsorted_segment_min(char_index, row, nrows)
             start = tf.gather(char_index - tf.gather(first_of_row, row), char_of_byte)
-        symbols, symbol_piece, first, last = self._merge(tf.gather(self._byte_ids, byte), tf.gather(piece, char_of_byte),
-                                                         start, start + 1, num_pieces)
+            end = start + 1
+        is_space = tf.cast(tf.equal(byte, _SPACE), tf.int64)
+        symbols, symbol_piece, first, last, spaces, _ = self._merge(
+            tf.gather(self._byte_ids, byte), tf.gather(piece, char_of_byte), start, end, is_space, is_space, num_pieces)
+        first = tf.minimum(first + spaces, last)  # each space one byte, one character
         known = symbols < self._in_vocabulary
         piece_row = tf.boolean_mask(row, starts)
 
@@ -122,11 +128,11 @@ class GraphByteLevelBPETokenizer(keras.layers.Layer):
 
         return nest(tf.cast(symbols, tf.int32)), nest(first), nest(last)
 
-    def _merge(self, symbols, piece, first, last, num_pieces):
-        """BPE over every piece at once: (symbols, their pieces, their first and last offsets) once no adjacent pair
-        of a piece is in merges.txt."""
+    def _merge(self, symbols, piece, first, last, spaces, only_spaces, num_pieces):
+        """BPE over every piece at once: (symbols, their pieces, their first and last offsets, the spaces they start
+        with, whether they are spaces only) once no adjacent pair of a piece is in merges.txt."""
 
-        def step(symbols, piece, first, last, _):
+        def step(symbols, piece, first, last, spaces, only_spaces, _):
             key = symbols[:-1] * self._unit + symbols[1:]
             rank = tf.where(tf.equal(piece[:-1], piece[1:]), self._ranks.lookup(key), -1)
             rank = tf.where(rank >= 0, rank, _NO_RANK)
@@ -140,14 +146,20 @@ class GraphByteLevelBPETokenizer(keras.layers.Layer):
             at = tf.boolean_mask(at, tf.equal((at - tf.gather(first_of_run, run)) % 2, 0))
             symbols = tf.tensor_scatter_nd_update(symbols, at[:, None], self._merged.lookup(tf.gather(key, at)))
             last = tf.tensor_scatter_nd_update(last, at[:, None], tf.gather(last, at + 1))
+            # A merged symbol starts with the left's spaces, and the right's too if the left is spaces only.
+            spaces = tf.tensor_scatter_nd_update(spaces, at[:, None], tf.gather(spaces, at) + tf.gather(
+                only_spaces, at) * tf.gather(spaces, at + 1))
+            only_spaces = tf.tensor_scatter_nd_update(only_spaces, at[:, None],
+                                                      tf.gather(only_spaces, at) * tf.gather(only_spaces, at + 1))
             dropped = tf.scatter_nd(at[:, None] + 1, tf.ones_like(at), tf.shape(symbols, out_type=tf.int64)[:1])
             keep = tf.equal(dropped, 0)
-            return (tf.boolean_mask(symbols, keep), tf.boolean_mask(piece, keep), tf.boolean_mask(first, keep),
-                    tf.boolean_mask(last, keep), tf.size(at) > 0)
+            return tuple(tf.boolean_mask(t, keep) for t in (symbols, piece, first, last, spaces, only_spaces)) + (
+                tf.size(at) > 0,)
 
-        loop = tf.while_loop(lambda *state: state[-1], step, (symbols, piece, first, last, tf.constant(True)),
-                             shape_invariants=(tf.TensorShape([None]),) * 4 + (tf.TensorShape([]),))
-        return loop[:4]
+        state = (symbols, piece, first, last, spaces, only_spaces, tf.constant(True))
+        loop = tf.while_loop(lambda *state: state[-1], step, state,
+                             shape_invariants=(tf.TensorShape([None]),) * 6 + (tf.TensorShape([]),))
+        return loop[:6]
 
     def get_special_tokens_dict(self):
         """vocab_size and the ids of <s>, </s>, <pad> and <mask>, under TF Hub's names (start_of_sequence_id, ...)."""

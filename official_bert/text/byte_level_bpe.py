@@ -194,7 +194,7 @@ class ByteLevelBPETokenizer:
     >>> tokenizer.tokenize("low lower")
     ['l', 'ow', 'Ġlow', 'e', 'r']
     >>> tokenizer.tokenize_with_offsets(" low")
-    (['Ġlow'], [(0, 4)])
+    (['Ġlow'], [(1, 4)])
     """
 
     packing = packing.ROBERTA
@@ -221,8 +221,9 @@ class ByteLevelBPETokenizer:
         return self.tokenize_with_offsets(text)[0]
 
     def tokenize_with_offsets(self, text):
-        """(tokens, [(start, end)]): each token's span of `text`, in characters (a token that holds part of a
-        character's bytes spans the whole character)."""
+        """(tokens, [(start, end)]): each token's span of `text`, in characters, less the spaces it starts with
+        ("Ġword" spans "word", as transformers' `trim_offsets`; a token that holds part of a character's bytes spans
+        the whole character)."""
         from official_bert.text.tokenization import convert_to_unicode
 
         text = convert_to_unicode(text)
@@ -235,8 +236,10 @@ class ByteLevelBPETokenizer:
             for symbol in self._bpe("".join(self._chars[b] for b in data)):
                 size = len(symbol)  # each symbol character stands for one byte
                 if symbol in self.vocab:
+                    end = owner[at + size - 1] + 1
+                    spaces = len(symbol) - len(symbol.lstrip(self._chars[ord(" ")]))
                     tokens.append(symbol)
-                    spans.append((owner[at], owner[at + size - 1] + 1))
+                    spans.append((min(owner[at] + spaces, end), end))
                 at += size
         return tokens, spans
 
@@ -295,10 +298,11 @@ class ByteLevelBPETokenizer:
         return tuple(symbols)
 
 
-def group_by_word(tokenizer, words, prefix_space=False):
+def group_by_word(tokenizer, words, prefix_space=False, with_spans=False):
     """`tokenize_words` of a tokenizer with `tokenize_with_offsets`: the words joined by single spaces (a space before
     the first too with `prefix_space`), tokenized, each token given to the word its span starts in (or, for a token
-    of the spaces alone, the word after it).
+    of the spaces alone, the word after it). With `with_spans`, each token comes with its span of the words joined
+    by single spaces (" ".join(words), whatever `prefix_space`), as (token, start, end).
 
     Example:
     >>> class Characters:
@@ -315,6 +319,8 @@ def group_by_word(tokenizer, words, prefix_space=False):
         word_of += [i] * len(word)
     grouped = [[] for _ in words]
     tokens, spans = tokenizer.tokenize_with_offsets(text)
-    for token, (start, _) in zip(tokens, spans):
-        grouped[word_of[start]].append(token)
+    shift = 1 if prefix_space else 0
+    for token, (start, end) in zip(tokens, spans):
+        word = word_of[min(start, len(word_of) - 1)]
+        grouped[word].append((token, max(start - shift, 0), max(end - shift, 0)) if with_spans else token)
     return grouped

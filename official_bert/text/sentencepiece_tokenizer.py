@@ -136,8 +136,11 @@ class SentencePieceTokenizer:
         return [p.piece for p in pieces], [(p.begin, p.end) for p in pieces]
 
     def tokenize_words(self, words, prefix_space=False):
-        """The pieces of each word of `words`, as the words joined by single spaces tokenize, grouped by word through
-        their offsets (`byte_level_bpe.group_by_word`; SentencePiece starts every word with "▁" either way)."""
+        """The pieces of each word of `words`: with XLM-R's ids, as the words joined by single spaces tokenize,
+        grouped by word through their offsets (`byte_level_bpe.group_by_word`: transformers' way; SentencePiece
+        starts every word with "▁" either way); else each word's own, as the original tokenizes words."""
+        if not self.fairseq_ids:
+            return [self.tokenize(word) for word in words]
         from official_bert.text.byte_level_bpe import group_by_word
 
         return group_by_word(self, words, prefix_space)

@@ -84,3 +84,20 @@ def word_pieces(tokenizer, words, prefix_space=False):
     if hasattr(tokenizer, "tokenize_words"):
         return tokenizer.tokenize_words(words, prefix_space=prefix_space)
     return [tokenizer.tokenize(word) for word in words]
+
+
+def word_piece_spans(tokenizer, words):
+    """`word_pieces` with each token's span of the words joined by single spaces, [[(token, start, end)]], for a
+    tokenizer with offsets (a byte-level BPE's, an XLM-R SentencePiece's); None for a WordPiece tokenizer, whose
+    pieces the original maps back to the words' text by their letters instead (`squad.final_text`).
+
+    Example:
+    >>> word_piece_spans(object(), ["a"]) is None
+    True
+    """
+    # The tokenizers of BERT's family are those with a packing of their own (RoBERTa's).
+    if not hasattr(tokenizer, "tokenize_with_offsets") or not getattr(tokenizer, "packing", None):
+        return None
+    from official_bert.text.byte_level_bpe import group_by_word
+
+    return group_by_word(tokenizer, words, with_spans=True)
