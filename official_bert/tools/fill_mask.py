@@ -93,7 +93,9 @@ def _read_texts(input_file, texts):
 
 def run():
     """The tool as a command (`python fill_mask.py`, or the console script `bert-fill-mask`)."""
-    cli.run(main, required_flags=["bert_config_file", "vocab_file", "init_checkpoint"])
+    # --vocab_file (or --spm_model_file) is checked with the config: a RoBERTa's, XLM-R's, DistilBERT's or ELECTRA's
+    # tokenizer files are read beside the checkpoint.
+    cli.run(main, required_flags=["bert_config_file", "init_checkpoint"])
 
 
 if __name__ == "__main__":

@@ -134,13 +134,19 @@ def test_a_classifier_is_written_as_transformers_sequence_classifier(reference, 
 @pytest.mark.parametrize("family", ["roberta", "electra"])
 def test_conversion_through_our_formats_keeps_every_tensor(tmp_path, family):
     ours, google, back = (str(tmp_path / n) for n in ("ours", "google", "back"))
-    convert_checkpoint(os.path.join(FIXTURES, family), ours, "official_bert")
+    report = convert_checkpoint(os.path.join(FIXTURES, family), ours, "official_bert")
+    assert str(report).startswith(f"loaded {len(report.loaded)} variables from the huggingface {family} checkpoint")
     assert json.load(open(os.path.join(ours, "bert_config.json")))["family"] == family
     convert_checkpoint(ours, google, "google")
     convert_checkpoint(google, back, "huggingface")
     theirs, written = (load_file(os.path.join(d, "model.safetensors")) for d in (os.path.join(FIXTURES, family), back))
     assert sorted(written) == sorted(theirs)
     assert all(np.array_equal(written[k], theirs[k]) for k in theirs)
+    # The tokenizer travels with the weights, so that each copy is used without tokenizer flags.
+    tokenizer_files = {"roberta": ["merges.txt", "vocab.json"], "electra": ["tokenizer_config.json", "vocab.txt"]}
+    for directory in (ours, google, back):
+        assert sorted(set(os.listdir(directory)) & {"merges.txt", "vocab.json", "tokenizer_config.json",
+                                                     "vocab.txt"}) == tokenizer_files[family]
 
 
 def test_a_family_not_listed_is_refused_in_one_line(tmp_path):

@@ -9,7 +9,7 @@ import pytest
 from tests.docs.pages import all_pages, page_id, python_blocks
 
 # Pages whose examples take 9 s or more on 2 cores (a fit, a save and reload, an export).
-SLOW = {"docs/guides/keras.md"}
+SLOW = {"docs/guides/keras.md", "docs/guides/family.md"}
 
 
 def _pages_with_examples():
