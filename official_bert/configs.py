@@ -133,6 +133,11 @@ class BertConfig:
     def __post_init__(self):
         if self.family == "bert":
             self.family = None  # BERT's config records no family, as Google's configs
+        # What transformers' configs always state, stated here too, so that configs of one model compare equal.
+        if self.family == "distilbert" and self.sinusoidal_pos_embds is None:
+            self.sinusoidal_pos_embds = False
+        if self.family == "electra" and self.embedding_size is None:
+            self.embedding_size = self.hidden_size
         self.validate()
 
     def validate(self):

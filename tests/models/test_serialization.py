@@ -60,6 +60,14 @@ def _sentencepiece_tokenizer(tmp_path):
     return GraphSentencePieceTokenizer(model), (np.array(["The cats sat", "a dog"]),)
 
 
+def _byte_level_bpe_tokenizer(tmp_path):
+    from official_bert.text.bpe_layer import GraphByteLevelBPETokenizer
+
+    roberta = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "families", "roberta")
+    return (GraphByteLevelBPETokenizer(os.path.join(roberta, "vocab.json"), os.path.join(roberta, "merges.txt"),
+                                       tokenize_with_offsets=True), (np.array(["The cats' sat", " a dog"]),))
+
+
 def _embeddings():
     layer = BertEmbeddings(vocab_size=len(VOCAB), hidden_size=H, max_position_embeddings=16, type_vocab_size=2)
     return layer, (np.array([[5, 6, 7]]), np.array([[0, 0, 1]]))
@@ -81,6 +89,7 @@ LAYERS = {
     "BertTokenizer": lambda tmp_path: (BertTokenizer(_vocab_file(tmp_path)),
                                        (np.array(["The cats sat", "a dog"]),)),
     "GraphSentencePieceTokenizer": _sentencepiece_tokenizer,
+    "GraphByteLevelBPETokenizer": _byte_level_bpe_tokenizer,
     "SentencePooling": lambda tmp_path: (SentencePooling("mean", normalize=True),
                                          (np.ones((B, T, H), "float32"), encoder_inputs()["input_mask"])),
     "TextPreprocessor": lambda tmp_path: (TextPreprocessor(VOCAB, sequence_length=8),
