@@ -30,21 +30,24 @@ project's tests never import torch or transformers), from the repository root:
    add_prefix_space=True): the ids and each one's word. The SentencePiece model normalizes by a rule table of its own
    (NFKC of `NORMALIZED`), a few lines where nmt_nfkc's would be 200 KiB.
 
-Then it checks the round trip with our code: each family's directory loaded by official_bert and written back by
+Then it checks the round trip with our code (the lines it prints are also kept as reference.npz["checks"]): each family's directory loaded by official_bert and written back by
 `save_checkpoint(..., "huggingface")` gives transformers the same tensors, config and outputs (max difference printed,
 at most 1e-5), and our own outputs agree with transformers' to 1e-4; a classifier of each family that we write loads
 into transformers' ForSequenceClassification with nothing missing or unexpected and the same logits.
 """
 
+import contextlib
 import json
 import os
 import shutil
 import tempfile
+import unicodedata
 import zlib
 
-import unicodedata
+# One thread for the tokenizers library's trainers, so that the same corpus gives the same vocabularies.
+os.environ.update(TOKENIZERS_PARALLELISM="false", RAYON_NUM_THREADS="1", RAYON_RS_NUM_CPUS="1")
 
-import numpy as np
+import numpy as np  # noqa: E402 (after the environment the trainers read)
 import sentencepiece
 import torch
 import transformers
@@ -138,16 +141,25 @@ def train_vocabularies(directory):
                             special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
     os.makedirs(os.path.join(directory, "bpe"))
     bpe.save_model(os.path.join(directory, "bpe"))
+    # Relative paths, in `directory`: the model records them, and the same corpus then gives the same bytes.
+    with contextlib.chdir(directory):
+        with open("rules.tsv", "w", encoding="utf-8") as f:
+            f.write(normalization_rules(lines))
+        sentencepiece.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_prefix="spm", vocab_size=250,
+                                                 model_type="unigram", normalization_rule_tsv="rules.tsv",
+                                                 num_threads=1, minloglevel=2)
     spm_prefix = os.path.join(directory, "spm")
-    rules = os.path.join(directory, "rules.tsv")
-    with open(rules, "w", encoding="utf-8") as f:
-        f.write(normalization_rules(lines))
-    sentencepiece.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_prefix=spm_prefix, vocab_size=250,
-                                             model_type="unigram", normalization_rule_tsv=rules, minloglevel=2)
     wordpiece = BertWordPieceTokenizer(lowercase=True)
     wordpiece.train_from_iterator(lines, vocab_size=320, min_frequency=2)
     os.makedirs(os.path.join(directory, "wordpiece"))
     wordpiece.save_model(os.path.join(directory, "wordpiece"))
+    # The trainer lists its alphabet in a hash map's order: the special tokens first, then the rest sorted.
+    vocab_txt = os.path.join(directory, "wordpiece", "vocab.txt")
+    tokens = open(vocab_txt, encoding="utf-8").read().split("\n")
+    tokens = [t for t in tokens if t]
+    special = [t for t in tokens if t.startswith("[") and t.endswith("]")]
+    with open(vocab_txt, "w", encoding="utf-8") as f:
+        f.write("".join(t + "\n" for t in special + sorted(set(tokens) - set(special))))
     return {"bpe": [os.path.join(directory, "bpe", n) for n in ("vocab.json", "merges.txt")],
             "spm": [spm_prefix + ".model"], "wordpiece": [os.path.join(directory, "wordpiece", "vocab.txt")]}
 
@@ -336,8 +348,9 @@ def masked_max(a, b, mask):
     return float(np.where(mask, np.abs(a - b), 0).max())
 
 
-def model_reference(directory, hf_models):
-    """transformers' outputs on real text, and the round trip of each family through our code."""
+def model_reference(directory, hf_models, checks):
+    """transformers' outputs on real text, and the round trip of each family through our code (each check's line
+    appended to `checks`)."""
     arrays = {}
     for family, (model, tokenizer) in hf_models.items():
         inputs = encoded(tokenizer, family)
@@ -352,8 +365,8 @@ def model_reference(directory, hf_models):
         mask = inputs["input_mask"]
         diffs = [masked_max(a, b, mask) for a, b in zip(our_hidden, hidden, strict=True)]
         diffs.append(masked_max(our_logits, logits, mask))
-        print(f"{family}: max |ours - transformers| over the hidden states {max(diffs[:-1]):.2e}, the head "
-              f"{diffs[-1]:.2e} (real positions)")
+        checks.append(f"{family}: max |ours - transformers| over the hidden states {max(diffs[:-1]):.2e}, the head "
+                      f"{diffs[-1]:.2e} (real positions)")
         assert max(diffs) <= TOLERANCE, (family, diffs)
         with tempfile.TemporaryDirectory() as written:
             save_checkpoint(ours, written, "huggingface")
@@ -369,16 +382,16 @@ def model_reference(directory, hf_models):
             assert not any(info.values()), (family, info)
             re_hidden, re_logits = hf_outputs(reread.eval(), inputs, family)
             diff = max(float(np.abs(a - b).max()) for a, b in zip(re_hidden + [re_logits], hidden + [logits]))
-            print(f"{family}: our written directory: the same tensors and config.json as transformers', read by "
-                  f"{type(model).__name__} with nothing missing or unexpected; max |transformers(ours) - "
-                  f"transformers(original)| = {diff:.2e}")
+            checks.append(f"{family}: our written directory: the same tensors and config.json as transformers', read "
+                          f"by {type(model).__name__} with nothing missing or unexpected; max |transformers(ours) - "
+                          f"transformers(original)| = {diff:.2e}")
             assert diff <= ROUND_TRIP_TOLERANCE
         if family in CLASSIFIERS:
-            arrays.update(classifier_reference(family, encoder, inputs))
+            arrays.update(classifier_reference(family, encoder, inputs, checks))
     return arrays
 
 
-def classifier_reference(family, encoder, inputs):
+def classifier_reference(family, encoder, inputs, checks):
     """Our classifier of the family, written as Hugging Face's: transformers' sequence classifier reads it clean and
     computes our logits; returns the names and shapes it saves."""
     classifier = BertClassifier(BertEncoder(encoder.config), 3)
@@ -392,8 +405,8 @@ def classifier_reference(family, encoder, inputs):
         assert not any(info.values()), (family, info)
         _, logits = hf_outputs(hf.eval(), inputs, family)
         diff = float(np.abs(classifier(inputs, training=False).numpy() - logits).max())
-        print(f"{family}: our classifier written as {CLASSIFIERS[family]}: nothing missing or unexpected, max "
-              f"|ours - transformers| = {diff:.2e}")
+        checks.append(f"{family}: our classifier written as {CLASSIFIERS[family]}: nothing missing or unexpected, "
+                      f"max |ours - transformers| = {diff:.2e}")
         assert diff <= TOLERANCE
         state = {k: tuple(v.shape) for k, v in hf.state_dict().items() if not k.endswith("position_ids")}
     return {f"{family}/classifier_names": np.array(sorted(state)),
@@ -406,15 +419,19 @@ def main(argv):
     tmp = output + ".tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
+    checks = []
     with tempfile.TemporaryDirectory() as work:
         vocabularies = train_vocabularies(work)
         tokenizers = hf_tokenizers(vocabularies)
         token_arrays = tokenizer_reference(tokenizers)
         hf_models = write_models(tmp, vocabularies, tokenizers)
-        model_arrays = model_reference(tmp, hf_models)
+        model_arrays = model_reference(tmp, hf_models, checks)
+    print("\n".join(checks))
     versions = np.array(f"transformers {transformers.__version__}, torch {torch.__version__}")
     np.savez_compressed(os.path.join(tmp, "tokenizer_ids.npz"), **token_arrays, versions=versions)
-    np.savez_compressed(os.path.join(tmp, "reference.npz"), **model_arrays, versions=versions)
+    # What the checks measured, kept with the fixture: reference.npz["checks"].
+    np.savez_compressed(os.path.join(tmp, "reference.npz"), **model_arrays, versions=versions,
+                        checks=np.array("\n".join(checks)))
     shutil.rmtree(output, ignore_errors=True)
     os.replace(tmp, output)
     total = sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(output) for f in files)
