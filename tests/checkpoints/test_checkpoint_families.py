@@ -204,3 +204,17 @@ def test_distilbert_sinusoidal_positions_are_transformers_and_fixed():
     np.testing.assert_allclose(embeddings.position_embeddings.numpy(), expected, atol=1e-6)
     assert not embeddings.position_embeddings.trainable
     assert embeddings.token_type_embeddings is None
+
+
+def test_the_fixture_records_that_transformers_reads_our_directories(reference):
+    """What tools/make_family_fixtures.py measured with transformers, kept with the fixture: each family's directory
+    written by us read by transformers with nothing missing or unexpected, its outputs within 1e-5 of the
+    original's; our classifiers read by its sequence classifiers."""
+    import re
+
+    lines = str(reference["checks"]).splitlines()
+    round_trips = [line for line in lines if "our written directory" in line]
+    assert [line.split(":")[0] for line in round_trips] == list(FAMILIES)
+    assert all("nothing missing or unexpected" in line and float(re.search(r"= (\S+)$", line).group(1)) <= 1e-5
+               for line in round_trips)
+    assert sum("our classifier written as" in line for line in lines) == 4
