@@ -179,8 +179,8 @@ class BertConfig:
         for name, owner in owners.items():
             if getattr(self, name) is not None and family.model_type != owner:
                 raise ConfigError(f"BertConfig.{name} is {owner}'s; this config's family is {family.model_type}")
-        if self.embedding_size is not None and (isinstance(self.embedding_size, bool)
-                                                or not isinstance(self.embedding_size, int) or self.embedding_size <= 0):
+        size = self.embedding_size
+        if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size <= 0):
             raise ConfigError(f"BertConfig.embedding_size must be a positive integer, got {self.embedding_size!r}")
         if self.sinusoidal_pos_embds not in (None, True, False):
             raise ConfigError(f"BertConfig.sinusoidal_pos_embds must be true or false, got "
@@ -222,9 +222,10 @@ class BertConfig:
         official_bert.configs.ConfigError: --max_seq_length=1024 exceeds max_position_embeddings=512 of --bert_config_file=c.json: the model has no positions beyond it
         """
         if self.position_offset and max_seq_length + self.position_offset > self.max_position_embeddings:
-            raise ConfigError(f"{name}={max_seq_length} exceeds the {self.max_position_embeddings - self.position_offset}"
-                              f" positions of {source} (max_position_embeddings={self.max_position_embeddings}, of "
-                              f"which {self.family}'s first {self.position_offset} precede its first token)")
+            positions = self.max_position_embeddings - self.position_offset
+            raise ConfigError(f"{name}={max_seq_length} exceeds the {positions} positions of {source} "
+                              f"(max_position_embeddings={self.max_position_embeddings}, of which {self.family}'s "
+                              f"first {self.position_offset} precede its first token)")
         if max_seq_length > self.max_position_embeddings:
             raise ConfigError(f"{name}={max_seq_length} exceeds max_position_embeddings="
                               f"{self.max_position_embeddings} of {source}: the model has no positions beyond it")

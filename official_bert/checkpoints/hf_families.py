@@ -67,7 +67,8 @@ _POOLERS = {
     ("xlm-roberta", "sequence_classification"): "classifier.dense.",
     ("electra", "sequence_classification"): "classifier.dense.",
     ("distilbert", "sequence_classification"): "pre_classifier.",
-    ("roberta", "multiple_choice"): "roberta.pooler.dense.", ("xlm-roberta", "multiple_choice"): "roberta.pooler.dense.",
+    ("roberta", "multiple_choice"): "roberta.pooler.dense.",
+    ("xlm-roberta", "multiple_choice"): "roberta.pooler.dense.",
     ("electra", "multiple_choice"): "sequence_summary.summary.", ("distilbert", "multiple_choice"): "pre_classifier.",
 }
 _ARCHITECTURES = {"model": "Model", "masked_lm": "ForMaskedLM", "pretraining": "ForPreTraining",

@@ -169,9 +169,9 @@ class TextPreprocessor(keras.layers.Layer):
         return packer.pack(tf.convert_to_tensor(inputs))
 
     def pack_masked(self, texts):
-        """Packs texts holding literal `[MASK]`s (RoBERTa's and XLM-R's `<mask>`), each one the mask token (the tokenizer
-        alone would split it into "[", "mask", "]"), as `fill_mask.encode_masked_text` does in Python. RoBERTa's mask
-        takes the whitespace before it, as transformers' `<mask>` does (`Packing.mask_takes_space`).
+        """Packs texts holding literal `[MASK]`s (RoBERTa's and XLM-R's `<mask>`), each one the mask token (the
+        tokenizer alone would split it into "[", "mask", "]"), as `fill_mask.encode_masked_text` does in Python.
+        RoBERTa's mask takes the whitespace before it, as transformers' `<mask>` does (`Packing.mask_takes_space`).
 
         Args:
             texts: string tensor [batch].

@@ -1,4 +1,4 @@
-"""`ElectraDiscriminator`: ELECTRA's replaced-token detection head, the task an ELECTRA discriminator is pretrained on."""
+"""`ElectraDiscriminator`: ELECTRA's replaced-token detection head, the task ELECTRA's discriminator is trained on."""
 
 import keras
 

@@ -32,8 +32,8 @@ class GraphByteLevelBPETokenizer(keras.layers.Layer):
 
     With `tokenize_with_offsets=True` it returns `(ids, starts, ends)`, each token's span of the input less the
     spaces it starts with ("Ġword" spans "word", as transformers' `trim_offsets`; a token that holds part of a
-    character's bytes spans that whole character, in bytes as in characters). The vocabulary and merges are compiled into the
-    graph and attached as the SavedModel assets `vocab_file` and `merges_file`.
+    character's bytes spans that whole character, in bytes as in characters). The vocabulary and merges are compiled
+    into the graph and attached as the SavedModel assets `vocab_file` and `merges_file`.
 
     Args:
         vocab_file: vocab.json.
@@ -176,8 +176,9 @@ def pretoken_starts(cp, classes, row):
 
     Example:
     >>> text = "He's  here,\\t2"
-    >>> starts = pretoken_starts(tf.constant([ord(c) for c in text]), tf.constant([bpe.character_class(c) for c in text]),
-    ...                          tf.zeros([len(text)], tf.int64))
+    >>> classes = [bpe.character_class(c) for c in text]
+    >>> starts = pretoken_starts(tf.constant([ord(c) for c in text]), tf.constant(classes), tf.zeros([len(text)],
+    ...                                                                                             tf.int64))
     >>> [i for i, start in enumerate(starts.numpy()) if start], [start for _, start, _ in bpe.pretokenize(text)]
     ([0, 2, 4, 5, 10, 11, 12], [0, 2, 4, 5, 10, 11, 12])
     """

@@ -40,7 +40,6 @@ def prepare_output_dir(output_dir, config, vocab_file=None, init_checkpoint=None
     Example:
     >>> import tempfile
     >>> from official_bert.configs import BertConfig
-from official_bert.families import WORDPIECE
     >>> run = tempfile.mkdtemp()
     >>> vocab = os.path.join(run, "words.txt")
     >>> _ = open(vocab, "w").write("[PAD]\\n[CLS]\\n[SEP]\\nthe\\n")
