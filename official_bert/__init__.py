@@ -32,6 +32,7 @@ _EXPORTS = {
     "BertPretrainer": "official_bert.models",
     "BertSpanLabeler": "official_bert.models",
     "BertTokenClassifier": "official_bert.models",
+    "ElectraDiscriminator": "official_bert.models",
     "load_checkpoint": "official_bert.checkpoints",
     "save_checkpoint": "official_bert.checkpoints",
     "create_optimizer": "official_bert.optimization",

@@ -70,6 +70,7 @@ def load_checkpoint(model, path, do_lower_case=None):
         loading.check_config(model, BertConfig.from_json_file(located.config_file), located.config_file)
     causal.check_model(native.is_causal(model), causal.recorded(located, source))
     report = loading.assign(model, source, heads=kinds.same_heads(kinds.recorded(located), kinds.kind_of(model)))
+    report.family = loading.model_config(model).family
     if do_lower_case is not None:
         report.warnings = case.case_mismatches(do_lower_case, located)
     for message in report.warnings:

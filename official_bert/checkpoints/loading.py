@@ -9,7 +9,8 @@ from official_bert.networks.bert_encoder import BertEncoder
 
 # Config fields that change the weights' shapes or the function they compute.
 _COMPARED_FIELDS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
-                    "max_position_embeddings", "type_vocab_size", "layer_norm_eps")
+                    "max_position_embeddings", "type_vocab_size", "layer_norm_eps", "family", "embedding_size",
+                    "pad_token_id", "sinusoidal_pos_embds")
 _SHOWN = 8  # names listed in a message before "..."
 
 
@@ -26,6 +27,8 @@ class LoadReport:
             loading into a classifier).
         skipped: names in the checkpoint that are no model weights (optimizer slots, step counters, buffers).
         warnings: messages about settings that contradict the checkpoint (do_lower_case).
+        family: the member of BERT's family its config records (`BertConfig.family`: "roberta", ...), None for
+            BERT.
     """
 
     format: str
@@ -35,9 +38,11 @@ class LoadReport:
     unexpected: list
     skipped: list
     warnings: list = dataclasses.field(default_factory=list)
+    family: str = None
 
     def __str__(self):
-        lines = [f"loaded {len(self.loaded)} variables from the {self.format} checkpoint {self.path}"]
+        kind = f"{self.format} {self.family}" if self.family else self.format
+        lines = [f"loaded {len(self.loaded)} variables from the {kind} checkpoint {self.path}"]
         if self.missing:
             lines.append(f"missing, left as initialized: {_listing(self.missing)}")
         if self.unexpected:

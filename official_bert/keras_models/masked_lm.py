@@ -9,6 +9,7 @@ from official_bert.checkpoints import CheckpointError, causal, load_checkpoint
 from official_bert.keras_models import text_model
 from official_bert.models.bert_pretrainer import BertPretrainer
 from official_bert.prefetching import prefetched
+from official_bert.text.packing import packing_of
 
 # The original's masking: 15% of the tokens; of those, 80% become [MASK], 10% a random token, 10% stay.
 MASKED_LM_PROB = 0.15
@@ -57,14 +58,16 @@ class MaskedLM(text_model.TextModelMixin, BertPretrainer):
     def _special_tokens(self):
         special = self.preprocessor.tokenizer.get_special_tokens_dict()
         if "mask_id" not in special:
-            raise ValueError("MaskedLM: the preprocessor's vocabulary has no [MASK] token")
+            raise ValueError(f"MaskedLM: the preprocessor's vocabulary has no "
+                             f"{packing_of(self.preprocessor.tokenizer).mask_token} token")
         return special
 
     @classmethod
     def from_checkpoint(cls, path, *, config=None, vocab_file=None, spm_model_file=None, do_lower_case=None,
                         sequence_length=128, dtype=None, **kwargs):
         """A `MaskedLM` with a pretraining checkpoint's encoder and masked-LM head (Google's release, a
-        run_pretraining.py output directory, a Hugging Face BertForPreTraining / BertForMaskedLM).
+        run_pretraining.py output directory, a Hugging Face BertForPreTraining / BertForMaskedLM, or the masked LM of
+        BERT's family: RobertaForMaskedLM, XLMRobertaForMaskedLM, DistilBertForMaskedLM, an ELECTRA generator).
 
         Args:
             path (str): the checkpoint: a directory, a checkpoint prefix or a weights file (see
@@ -115,7 +118,7 @@ class MaskedLM(text_model.TextModelMixin, BertPretrainer):
         """The `top_k` likeliest tokens, with their probabilities (softmax over the vocabulary), at each [MASK].
 
         Args:
-            texts (list[str]): strings holding one or more literal `[MASK]`s.
+            texts (list[str]): strings holding one or more literal `[MASK]`s (RoBERTa's and XLM-R's: `<mask>`).
             top_k (int): tokens per [MASK].
             batch_size (int | None): texts per batch; default 32.
 

@@ -20,7 +20,7 @@ from official_bert.keras_models.preprocessor import TextPreprocessor
 from official_bert.networks.bert_encoder import BertEncoder
 from official_bert.optimization import create_optimizer
 from official_bert.prefetching import prefetched
-from official_bert.text.tokenizer_spec import TokenizerSpec
+from official_bert.text.tokenizer_spec import TokenizerSpec, for_checkpoint
 
 # What `fit`, `evaluate` and `predict` take as x, for the messages that refuse anything else.
 EXPECTED = "a list or 1-D array of strings, a pair of them, or a batched tf.data.Dataset"
@@ -458,10 +458,11 @@ def from_checkpoint_parts(path, config=None, vocab_file=None, spm_model_file=Non
         path: anything `load_checkpoint` reads: a Google TF1, Hugging Face or official_bert checkpoint (directory,
             prefix or file).
         config: a `BertConfig` or config file; default: the bert_config.json / config.json beside the weights.
-        vocab_file, spm_model_file: the tokenizer's file; default: the vocab.txt beside the weights.
+        vocab_file, spm_model_file: the tokenizer's file; default: the vocab.txt beside the weights (for RoBERTa,
+            XLM-R, DistilBERT and ELECTRA, the family's tokenizer files beside them: `tokenizer_spec.for_checkpoint`).
         do_lower_case: default: what the checkpoint suggests (a tokenizer_config.json, the casing of its
-            vocabulary, Google's release names), uncased without evidence; a value that evidence contradicts raises
-            CheckpointError (`checkpoints.case.check_case`).
+            vocabulary, Google's release names), uncased without evidence; a byte-level BPE never lowercases; a value
+            that evidence contradicts raises CheckpointError (`checkpoints.case.check_case`).
         preserve_unused_tokens: keep `[unused<n>]` whole.
         sequence_length: the preprocessor's longest row.
         dtype: the encoder's dtype policy (e.g. "mixed_bfloat16"), default float32.
@@ -491,6 +492,9 @@ def from_checkpoint_parts(path, config=None, vocab_file=None, spm_model_file=Non
         config, config_file = BertConfig.from_json_file(config), config
     config = causal.resolve_causal_attention(config, None, config_file, checkpoints=[path])
     config.check_seq_length(sequence_length, config_file, name="sequence_length")
+    if config.family and not (vocab_file or spm_model_file):
+        spec = for_checkpoint(located.directory, config, do_lower_case=do_lower_case)
+        return (BertEncoder(config, dtype=dtype), TextPreprocessor.from_spec(spec, sequence_length), located)
     if not (vocab_file or spm_model_file):
         vocab_file = located.vocab_file
         if vocab_file is None:

@@ -66,7 +66,7 @@ class BertPreprocessor(tf.Module):
         self.tokenizer = tokenizer
         self.seq_length = seq_length
         special = tokenizer.get_special_tokens_dict()
-        self._pack = BertPackInputs(seq_length, special_tokens_dict=special)
+        self._pack = BertPackInputs.for_tokenizer(seq_length, tokenizer)
         self.tokenize = TokenizeModule(tokenizer, special)
         if hasattr(tokenizer, "call_with_offsets"):
             self.tokenize_with_offsets = TokenizeModule(tokenizer, special, with_offsets=True)
@@ -138,7 +138,8 @@ class PackInputsModule(tf.Module):
     def __init__(self, pack):
         super().__init__()
         self.seq_length = pack.seq_length
-        self._ids = (pack.start_of_sequence_id, pack.end_of_segment_id, pack.padding_id)
+        self._ids = (pack.start_of_sequence_id, pack.end_of_segment_id, pack.padding_id, pack.pair_separators,
+                     pack.second_segment_type)
         ranks = [tf.RaggedTensorSpec([None] * (rank + 1), tf.int32, ragged_rank=rank) for rank in (1, 2)]
         for segments in [[a] for a in ranks] + [[a, b] for a in ranks for b in ranks]:
             for seq_length in (None, tf.TensorSpec([], tf.int32)):

@@ -201,6 +201,8 @@ class FullTokenizer:
         normalize_unicode: None (the original's ids) or "nfc": compose the text (Unicode NFC) before tokenizing, so
             that decomposed (NFD) text finds a cased vocabulary's composed tokens. Without it a cased tokenizer
             counts the characters it sees decomposed that the vocabulary has only composed, and warns once.
+        max_input_chars_per_word: a longer word is one [UNK] (the original's 200; Hugging Face's tokenizers, with
+            which DistilBERT's and ELECTRA's checkpoints were made, use 100).
 
     Example:
     >>> import tempfile, os
@@ -214,7 +216,8 @@ class FullTokenizer:
     [4, 5]
     """
 
-    def __init__(self, vocab_file, do_lower_case=True, preserve_unused_tokens=False, normalize_unicode=None):
+    def __init__(self, vocab_file, do_lower_case=True, preserve_unused_tokens=False, normalize_unicode=None,
+                 max_input_chars_per_word=200):
         self.vocab = load_vocab(vocab_file)
         if "[UNK]" not in self.vocab:
             raise VocabError(f"{vocab_file}: vocabulary has no [UNK] token")
@@ -224,7 +227,8 @@ class FullTokenizer:
         self.basic_tokenizer = BasicTokenizer(do_lower_case=do_lower_case,
                                               preserve_unused_tokens=preserve_unused_tokens, vocab=self.vocab,
                                               normalize_unicode=normalize_unicode)
-        self.wordpiece_tokenizer = WordpieceTokenizer(vocab=self.vocab)
+        self.wordpiece_tokenizer = WordpieceTokenizer(vocab=self.vocab,
+                                                      max_input_chars_per_word=max_input_chars_per_word)
         self._vocab_chars = None
 
     def tokenize(self, text):

@@ -1,4 +1,5 @@
-"""Converts a BERT checkpoint between Google's TF1 format, Hugging Face safetensors and our own.
+"""Converts a BERT checkpoint between Google's TF1 format, Hugging Face safetensors and our own; also RoBERTa's,
+XLM-RoBERTa's, DistilBERT's and ELECTRA's (their config.json's model_type says which, and the log names it).
 
     python convert_checkpoint.py --input_path=uncased_L-12_H-768_A-12 \
         --output_path=bert_base_hf --output_format=huggingface
@@ -34,8 +35,8 @@ def main():
     cli.output_lock(FLAGS.output_path, flag="--output_path")
     report = convert_checkpoint(FLAGS.input_path, FLAGS.output_path, FLAGS.output_format, FLAGS.bert_config_file,
                                 overwrite=FLAGS.overwrite)
-    logging.info("wrote %s checkpoint to %s (%d variables)", FLAGS.output_format, FLAGS.output_path,
-                 len(report.loaded))
+    logging.info("wrote %s checkpoint%s to %s (%d variables)", FLAGS.output_format,
+                 f" of a {report.family} model" if report.family else "", FLAGS.output_path, len(report.loaded))
 
 
 def run():

@@ -20,8 +20,9 @@ from absl import flags
 
 from official_bert.checkpoints import case
 from official_bert.configs import BertConfig, ConfigError
-from official_bert.fill_mask import MASK, FillMaskError, encode_masked_text, load_masked_lm, top_k_fillers
+from official_bert.fill_mask import FillMaskError, encode_masked_text, load_masked_lm, top_k_fillers
 from official_bert.io.files import check_input_file
+from official_bert.text.packing import packing_of
 from official_bert.tools.flag_kinds import (INPUT_FILE, MAX_SEQ_LENGTH, MODEL, define_integer, define_path,
                                             define_text_list)
 from official_bert.tools.flags import tokenizer_spec_from_flags
@@ -48,8 +49,9 @@ def main():
     case.check_case(FLAGS.do_lower_case, FLAGS.init_checkpoint, f"--init_checkpoint={FLAGS.init_checkpoint}")
     texts = _read_texts(FLAGS.input_file, FLAGS.text)
     tokenizer = tokenizer_spec_from_flags().python_tokenizer()
-    if MASK not in tokenizer.vocab:
-        raise FillMaskError(f"--vocab_file={FLAGS.vocab_file} has no {MASK} token: not a BERT vocabulary?")
+    mask = packing_of(tokenizer).mask_token
+    if mask not in tokenizer.vocab:
+        raise FillMaskError(f"--vocab_file={FLAGS.vocab_file} has no {mask} token: not a BERT vocabulary?")
     config = BertConfig.from_json_file(FLAGS.bert_config_file)
     if FLAGS["max_seq_length"].present:
         config.check_seq_length(FLAGS.max_seq_length, f"--bert_config_file={FLAGS.bert_config_file}")
@@ -61,7 +63,7 @@ def main():
         except FillMaskError as e:
             raise FillMaskError(f"{where}: {e}") from None
     if len(tokenizer.vocab) > config.vocab_size:
-        raise ConfigError(f"--vocab_file={FLAGS.vocab_file} has {len(tokenizer.vocab)} tokens, more than the "
+        raise ConfigError(f"--vocab_file={FLAGS.vocab_file or FLAGS.spm_model_file} has {len(tokenizer.vocab)} tokens, more than the "
                           f"vocab_size={config.vocab_size} of --bert_config_file={FLAGS.bert_config_file}")
     model = load_masked_lm(config, FLAGS.init_checkpoint, FLAGS.do_lower_case)
     fillers = top_k_fillers(model, tokenizer, encoded, FLAGS.top_k)
@@ -94,7 +96,9 @@ def _read_texts(input_file, texts):
 
 def run():
     """The tool as a command (`python fill_mask.py`, or the console script `bert-fill-mask`)."""
-    cli.run(main, required_flags=["bert_config_file", "vocab_file", "init_checkpoint"])
+    # --vocab_file (or --spm_model_file) is checked with the config: a RoBERTa's, XLM-R's, DistilBERT's or ELECTRA's
+    # tokenizer files are read beside the checkpoint.
+    cli.run(main, required_flags=["bert_config_file", "init_checkpoint"])
 
 
 if __name__ == "__main__":

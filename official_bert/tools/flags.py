@@ -24,6 +24,7 @@ from official_bert.tools.flag_kinds import (INPUT_FILE, MAX_BATCH_SIZE, MAX_SEED
 from official_bert.configs import BertConfig
 from official_bert.export.tflite import QUANTIZATIONS
 from official_bert.finetuning.settings import FineTuningSettings
+from official_bert.text import tokenizer_spec as tokenizer_specs
 from official_bert.text.tokenizer_spec import TokenizerSpec
 from official_bert.training.precision import resolve_mixed_precision
 
@@ -200,9 +201,22 @@ _TOKENIZER_FLAGS = {"vocab_file": "vocab_file", "spm_model_file": "spm_model_fil
 
 def tokenizer_spec_from_flags():
     """The `TokenizerSpec` of --vocab_file / --spm_model_file, --do_lower_case, --preserve_unused_tokens,
-    --normalize_unicode and --tokenizer_ops (those a tool does not define keep their defaults), checked."""
-    return TokenizerSpec(**{field: FLAGS[flag].value for field, flag in _TOKENIZER_FLAGS.items()
-                            if flag in FLAGS}).check()
+    --normalize_unicode and --tokenizer_ops (those a tool does not define keep their defaults), checked. Without
+    --vocab_file and --spm_model_file, a --bert_config_file of BERT's family (RoBERTa, XLM-R, DistilBERT, ELECTRA)
+    reads the tokenizer files beside it or beside --init_checkpoint."""
+    values = {field: FLAGS[flag].value for field, flag in _TOKENIZER_FLAGS.items() if flag in FLAGS}
+    if not (values.get("vocab_file") or values.get("spm_model_file")) and "bert_config_file" in FLAGS and \
+            FLAGS.bert_config_file:
+        spec = tokenizer_specs.for_run(FLAGS.bert_config_file, FLAGS["init_checkpoint"].value if "init_checkpoint"
+                                       in FLAGS else None, _given_do_lower_case(), values.get("ops", "core"))
+        if spec is not None:
+            return spec
+    return TokenizerSpec(**values).check()
+
+
+def _given_do_lower_case():
+    """--do_lower_case where the command line gives it, else None (a tokenizer of BERT's family knows its own)."""
+    return FLAGS.do_lower_case if "do_lower_case" in FLAGS and FLAGS["do_lower_case"].present else None
 
 
 def model_config_from_flags():
@@ -231,4 +245,5 @@ def finetuning_settings_from_flags(sweep=None):
             setattr(settings, field.name, FLAGS[field.name].value)
     if "eval_batch_size" not in FLAGS:
         settings.eval_batch_size = settings.predict_batch_size
+    settings.do_lower_case = _given_do_lower_case()  # not given: as the tokenizer is (run_task resolves it)
     return settings

@@ -87,7 +87,8 @@ def main():
 
 def run():
     """The tool as a command (`python run_squad.py`, or the console script `bert-run-squad`)."""
-    cli.run(main, required_flags=["vocab_file", "bert_config_file", "output_dir"])
+    # --vocab_file is checked with the config: a RoBERTa's or XLM-R's tokenizer files are read beside the checkpoint.
+    cli.run(main, required_flags=["bert_config_file", "output_dir"])
 
 
 if __name__ == "__main__":
