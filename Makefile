@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-all bench docs demo demo-clean replicate replicate-clean clean-venv
+.PHONY: test test-all test-other-cpu-path bench docs demo demo-clean replicate replicate-clean clean-venv
 
 $(STAMP): requirements.txt requirements-dev.txt requirements-docs.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,15 +29,24 @@ test: $(STAMP)
 test-all: $(STAMP)
 	$(PYTEST)
 
+# TensorFlow computes on the CPU with oneDNN (its default where the CPU has AVX512_VNNI, AVX512_BF16 or AMX) or with
+# Eigen's kernels (its default on AVX2-only CPUs): the fast tests again on the path this machine does not take by
+# default, with the precision `auto` picks on that kind of CPU (tests/cpu_paths.py says which). CI runs both.
+test-other-cpu-path: $(STAMP)
+	env $$(TF_CPP_MIN_LOG_LEVEL=3 $(PY) -m tests.cpu_paths) $(PYTEST) -m "not slow"
+
 bench: $(STAMP)
 	$(PY) -m pip install --quiet keras-hub==0.32.0
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m bench.train_step --preset mini --seq_length 128 --batch_size 32 \
 	    --compare keras_hub --rounds 3
 
 # The documentation site, from mkdocs.yml and docs/, into site/: the benchmarks page's plots from their figures
-# (docs/benchmarks/plots.py), then a strict build, which fails on any warning (a broken link, a missing API object).
+# (docs/benchmarks/plots.py), the command-line reference from the tools' flags (docs/flag_reference.py: it imports
+# each tool, about half a minute), then a strict build, which fails on any warning (a broken link, a missing API
+# object).
 docs: $(STAMP)
 	$(PY) docs/benchmarks/plots.py
+	$(PY) docs/flag_reference.py
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
 
 # Pretrains, fine-tunes and serves a small BERT on data/ in at most 10 minutes on 2 idle cores (see demo/run.sh);

@@ -82,16 +82,28 @@ def peak_rss_gib():
     return kib / 2**20
 
 
+def counts_tensors():
+    """Whether TensorFlow's CPU allocator keeps the statistics `tensor_peak_gib` reads: only its BFC form does,
+    turned on by TF_CPU_ALLOCATOR_USE_BFC=true in the environment before TensorFlow starts. The default allocator
+    counts only some allocations under oneDNN (a few MiB after a training step) and none without it, where asking
+    raises."""
+    return os.environ.get("TF_CPU_ALLOCATOR_USE_BFC", "").lower() in ("1", "true")
+
+
+NOT_COUNTED = "not available with this allocator (TF_CPU_ALLOCATOR_USE_BFC=true counts them)"
+
+
 def reset_tensor_peak():
-    """Starts TensorFlow's own peak of tensor memory on the CPU afresh (see `tensor_peak_gib`)."""
-    tf.config.experimental.reset_memory_stats("CPU:0")
+    """Starts TensorFlow's own peak of tensor memory on the CPU afresh (see `tensor_peak_gib`); nothing to reset
+    where the allocator keeps no statistics."""
+    if counts_tensors():
+        tf.config.experimental.reset_memory_stats("CPU:0")
 
 
 def tensor_peak_gib():
     """The most bytes TensorFlow's tensors held at once on the CPU since `reset_tensor_peak`, in GiB: weights,
     optimizer slots, activations, without the runtime itself (libraries, graphs, about 1 GiB of a training
-    process). None unless the CPU allocator counts them, which its BFC form does: TF_CPU_ALLOCATOR_USE_BFC=true in
-    the environment before TensorFlow starts."""
-    if os.environ.get("TF_CPU_ALLOCATOR_USE_BFC", "").lower() not in ("1", "true"):
-        return None  # the default allocator counts only some allocations (a few MiB after a training step)
+    process). None unless the CPU allocator counts them (`counts_tensors`)."""
+    if not counts_tensors():
+        return None
     return tf.config.experimental.get_memory_info("CPU:0")["peak"] / 2**30

@@ -188,13 +188,14 @@ class _StepClock(keras.callbacks.Callback):
 
 def report(name, timing, config, args, peak_gflops):
     seconds_per_step, cpu_per_step, peak_gib, steps_peak_gib, tensor_peak_gib = timing
-    tensors = "" if tensor_peak_gib is None else f", tensors {tensor_peak_gib:.2f} GiB at most"
+    tensors = (f"tensors {hardware.NOT_COUNTED}" if tensor_peak_gib is None
+               else f"tensors {tensor_peak_gib:.2f} GiB at most")
     seq_per_s = args.batch_size / seconds_per_step
     tflops = seq_per_s * train_flops_per_sequence(config, args.seq_length, args.max_predictions_per_seq) / 1e12
     print(f"{name}: {seq_per_s:.2f} seq/s, {tflops * 1000:.1f} GFLOP/s = {tflops * 1000 / peak_gflops:.0%} of the "
           f"matmul peak "
           f"({seconds_per_step * 1000:.0f} ms/step wall, {cpu_per_step * 1000:.0f} ms/step CPU, "
-          f"peak RSS {peak_gib:.2f} GiB, {steps_peak_gib:.2f} during the timed steps{tensors})", flush=True)
+          f"peak RSS {peak_gib:.2f} GiB, {steps_peak_gib:.2f} during the timed steps, {tensors})", flush=True)
     return seq_per_s
 
 

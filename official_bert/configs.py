@@ -7,8 +7,10 @@ from typing import Optional
 
 import tensorflow as tf
 
+from official_bert import families
 from official_bert.errors import Error
 from official_bert.io import write_text
+from official_bert.io.files import check_input_file
 
 # hidden_act values accepted in a config, mapped to the function they mean. Google's configs say "gelu"
 # and mean the tanh approximation their code computes; Hugging Face configs say "gelu" and mean exact erf.
@@ -50,6 +52,16 @@ REQUIRED_FIELDS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attent
 _HF_DEFAULTS = {"hidden_act": "gelu", "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1,
                 "initializer_range": 0.02}
 
+# A family's Hugging Face config keys under BERT's names (DistilBERT names its fields its own way).
+_HF_RENAMES = {"distilbert": {"dim": "hidden_size", "n_layers": "num_hidden_layers", "n_heads": "num_attention_heads",
+                              "hidden_dim": "intermediate_size", "activation": "hidden_act",
+                              "dropout": "hidden_dropout_prob", "attention_dropout": "attention_probs_dropout_prob"}}
+# A family's Hugging Face config keys that only its task heads read (their dropout rates, ELECTRA's multiple-choice
+# summary), harmless in a config.json.
+_HF_HEAD_KEYS = {"distilbert": {"qa_dropout", "seq_classif_dropout", "tie_weights_"},
+                 "electra": {"summary_type", "summary_use_proj", "summary_activation", "summary_last_dropout",
+                             "summary_first_dropout"}}
+
 _PRESETS = {
     # name: (layers, hidden, heads, intermediate), the paper's and Google's released shapes; all use the released 30,522-token vocab.
     "tiny": (2, 128, 2, 512),
@@ -88,8 +100,15 @@ class BertConfig:
             and fine-tuning keeps that constraint. `run_pretraining.py --objective=ltr` writes it as true in
             the bert_config.json beside its checkpoints; None (the key absent, as in Google's and Hugging
             Face's configs) is a bidirectional model, and so is False.
+        family: the member of BERT's family (`official_bert.families`): None (BERT, the key absent), "roberta",
+            "xlm-roberta", "distilbert" or "electra"; a Hugging Face config's `model_type` sets it.
+        embedding_size: ELECTRA's embedding width, projected to hidden_size after the embeddings' LayerNorm (None:
+            hidden_size, no projection).
+        pad_token_id: RoBERTa's and XLM-R's padding id: their position ids start at pad_token_id + 1.
+        sinusoidal_pos_embds: DistilBERT's fixed sinusoidal position table (not trained) instead of a learned one.
 
     Example:
+    >>> from official_bert import BertConfig
     >>> config = BertConfig.from_preset("tiny", vocab_size=1000)
     >>> config.hidden_size, config.num_hidden_layers
     (128, 2)
@@ -108,17 +127,37 @@ class BertConfig:
     initializer_range: float = 0.02
     layer_norm_eps: float = 1e-12
     causal_attention: Optional[bool] = None
+    family: Optional[str] = None
+    embedding_size: Optional[int] = None
+    pad_token_id: Optional[int] = None
+    sinusoidal_pos_embds: Optional[bool] = None
 
     def __post_init__(self):
+        if self.family == "bert":
+            self.family = None  # BERT's config records no family, as Google's configs
+        # What transformers' configs always state, stated here too, so that configs of one model compare equal.
+        if self.family == "distilbert" and self.sinusoidal_pos_embds is None:
+            self.sinusoidal_pos_embds = False
+        if self.family == "electra" and self.embedding_size is None:
+            self.embedding_size = self.hidden_size
         self.validate()
 
     def validate(self):
         """Raises ConfigError with a message naming the offending field."""
+        try:
+            family = families.get(self.family)
+        except families.UnknownFamilyError as e:
+            raise ConfigError(f"BertConfig.family: {e}") from None
         for name in ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
                      "intermediate_size", "max_position_embeddings", "type_vocab_size"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            if name == "type_vocab_size" and family.model_type == "distilbert":
+                if value != 0:
+                    raise ConfigError(f"BertConfig.type_vocab_size must be 0 for DistilBERT (it has no token types), "
+                                      f"got {value!r}")
+            elif isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ConfigError(f"BertConfig.{name} must be a positive integer, got {value!r}")
+        self._validate_family(family)
         if self.hidden_size % self.num_attention_heads:
             raise ConfigError(
                 f"BertConfig.hidden_size ({self.hidden_size}) must be divisible by num_attention_heads "
@@ -136,16 +175,60 @@ class BertConfig:
             raise ConfigError(
                 f"BertConfig.hidden_act {self.hidden_act!r} is not supported; expected one of {list(ACTIVATIONS)}")
 
+    def _validate_family(self, family):
+        """The fields that belong to one family: present only there (and pad_token_id always there)."""
+        owners = {"embedding_size": "electra", "sinusoidal_pos_embds": "distilbert"}
+        for name, owner in owners.items():
+            if getattr(self, name) is not None and family.model_type != owner:
+                raise ConfigError(f"BertConfig.{name} is {owner}'s; this config's family is {family.model_type}")
+        size = self.embedding_size
+        if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size <= 0):
+            raise ConfigError(f"BertConfig.embedding_size must be a positive integer, got {self.embedding_size!r}")
+        if self.sinusoidal_pos_embds not in (None, True, False):
+            raise ConfigError(f"BertConfig.sinusoidal_pos_embds must be true or false, got "
+                              f"{self.sinusoidal_pos_embds!r}")
+        if family.positions_after_padding:
+            if isinstance(self.pad_token_id, bool) or not isinstance(self.pad_token_id, int) or self.pad_token_id < 0:
+                raise ConfigError(f"BertConfig.pad_token_id must be a non-negative integer for {family.model_type} "
+                                  f"(its positions start after it), got {self.pad_token_id!r}")
+            if self.position_offset >= self.max_position_embeddings:
+                raise ConfigError(f"BertConfig.max_position_embeddings ({self.max_position_embeddings}) leaves no "
+                                  f"position after pad_token_id ({self.pad_token_id})")
+        elif self.pad_token_id is not None:
+            raise ConfigError(f"BertConfig.pad_token_id is RoBERTa's and XLM-R's (their positions start after it); "
+                              f"this config's family is {family.model_type}")
+
+    @property
+    def family_traits(self):
+        """The `families.Family` of this config: what its family does differently from BERT."""
+        return families.get(self.family)
+
+    @property
+    def position_offset(self):
+        """The position id of the first token: pad_token_id + 1 for RoBERTa and XLM-R, else 0."""
+        return self.pad_token_id + 1 if self.family_traits.positions_after_padding else 0
+
+    @property
+    def embedding_width(self):
+        """The width of the embedding tables: embedding_size (ELECTRA) or hidden_size."""
+        return self.embedding_size or self.hidden_size
+
     def check_seq_length(self, max_seq_length, source="the config", name="--max_seq_length"):
         """Raises ConfigError unless sequences of `max_seq_length` fit the position table; `name` is how the
         message names the length (the Python API's `sequence_length`, say).
 
         Example:
+        >>> from official_bert import BertConfig
         >>> BertConfig.from_preset("tiny").check_seq_length(1024, "--bert_config_file=c.json")
         Traceback (most recent call last):
         ...
         official_bert.configs.ConfigError: --max_seq_length=1024 exceeds max_position_embeddings=512 of --bert_config_file=c.json: the model has no positions beyond it
         """
+        if self.position_offset and max_seq_length + self.position_offset > self.max_position_embeddings:
+            positions = self.max_position_embeddings - self.position_offset
+            raise ConfigError(f"{name}={max_seq_length} exceeds the {positions} positions of {source} "
+                              f"(max_position_embeddings={self.max_position_embeddings}, of which {self.family}'s "
+                              f"first {self.position_offset} precede its first token)")
         if max_seq_length > self.max_position_embeddings:
             raise ConfigError(f"{name}={max_seq_length} exceeds max_position_embeddings="
                               f"{self.max_position_embeddings} of {source}: the model has no positions beyond it")
@@ -155,11 +238,12 @@ class BertConfig:
         return self.hidden_size // self.num_attention_heads
 
     def to_dict(self):
-        """The config's fields; causal_attention only when set, so that a bidirectional model's config has
-        Google's keys alone."""
+        """The config's fields; causal_attention and the family's fields only when set, so that a bidirectional
+        BERT's config has Google's keys alone."""
         values = dataclasses.asdict(self)
-        if values["causal_attention"] is None:
-            del values["causal_attention"]
+        for name in ("causal_attention", "family", "embedding_size", "pad_token_id", "sinusoidal_pos_embds"):
+            if values[name] is None:
+                del values[name]
         return values
 
     def to_json_string(self):
@@ -181,6 +265,7 @@ class BertConfig:
         (0.1) and initializer_range (0.02).
 
         Example:
+        >>> from official_bert import BertConfig
         >>> BertConfig.from_dict({"vocab_size": 100, "num_hidden_layers": 2}, "c.json")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
@@ -189,6 +274,7 @@ class BertConfig:
         values = copy.deepcopy(dict(values))
         is_hf = "model_type" in values or "transformers_version" in values or "architectures" in values
         if is_hf:
+            values = _family_values(values, source)
             values = {**_HF_DEFAULTS, **values}
             act = values["hidden_act"]
             if act not in _HF_ACTIVATIONS:
@@ -219,8 +305,7 @@ class BertConfig:
         """Reads Google's `bert_config.json` or a Hugging Face `config.json`."""
         if not tf.io.gfile.exists(path):
             raise ConfigError(f"{path}: BERT config file not found")
-        if tf.io.gfile.isdir(path):
-            raise ConfigError(f"{path}: is a directory; expected a BERT config file (bert_config.json)")
+        check_input_file(path, "a BERT config file such as bert_config.json", error=ConfigError)
         try:
             with tf.io.gfile.GFile(path, "rb") as f:
                 values = json.loads(f.read().decode("utf-8-sig"))  # a leading BOM dropped, which json refuses
@@ -246,3 +331,33 @@ class BertConfig:
     @staticmethod
     def preset_names():
         return list(_PRESETS)
+
+
+def _family_values(values, source):
+    """A Hugging Face config's values under BERT's names, with the family's fields: the family from its model_type
+    (refused in one line when it is not one of `families.FAMILIES`), DistilBERT's keys renamed, pad_token_id kept
+    where positions start after it."""
+    model_type = values.pop("model_type", "bert")
+    try:
+        family = families.get(model_type)
+    except families.UnknownFamilyError as e:
+        raise ConfigError(f"{source}: {e}") from None
+    if family.model_type == "bert":
+        values.pop("pad_token_id", None)
+        return values
+    values["family"] = family.model_type
+    for theirs, ours in _HF_RENAMES.get(family.model_type, {}).items():
+        if theirs in values:
+            values[ours] = values.pop(theirs)
+    for key in _HF_HEAD_KEYS.get(family.model_type, ()):
+        values.pop(key, None)
+    if family.model_type == "distilbert":
+        values.update(type_vocab_size=0, layer_norm_eps=1e-12)  # no token types; its LayerNorms' fixed epsilon
+        values.setdefault("sinusoidal_pos_embds", False)
+    if family.model_type == "electra":
+        values.setdefault("embedding_size", 128)  # transformers' ElectraConfig default
+    if family.positions_after_padding:
+        values.setdefault("pad_token_id", 1)  # transformers' RobertaConfig default
+    else:
+        values.pop("pad_token_id", None)
+    return values

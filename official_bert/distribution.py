@@ -127,6 +127,22 @@ def is_chief(strategy):
     return resolver.task_type == "worker" and resolver.task_id == 0 and "chief" not in resolver.cluster_spec().jobs
 
 
+def chief_by_tf_config():
+    """Whether TF_CONFIG, if set, names this process the cluster's chief (as `is_chief` decides once a strategy
+    exists); True without TF_CONFIG or with one that does not parse (the strategy then says what is wrong).
+
+    Example:
+    >>> os.environ.pop("TF_CONFIG", None) is None and chief_by_tf_config()
+    True
+    """
+    try:
+        config = json.loads(os.environ["TF_CONFIG"])
+        task, cluster = config["task"], config["cluster"]
+        return task["type"] == "chief" or (task["type"] == "worker" and task["index"] == 0 and "chief" not in cluster)
+    except (KeyError, ValueError, TypeError):
+        return True
+
+
 def per_replica_batch_size(global_batch_size, num_replicas, flag="--train_batch_size", gradient_accumulation_steps=1):
     """The batch one replica computes in one step, from the global batch of one optimizer update.
 

@@ -21,6 +21,7 @@ class Interrupted(KeyboardInterrupt):
     a tool prints `interrupted <message>` and exits with status 130, as for Ctrl-C.
 
     Example:
+    >>> from official_bert.errors import Interrupted
     >>> str(Interrupted("in sweep run 2 of 4; its checkpoint of step 54 is saved"))
     'in sweep run 2 of 4; its checkpoint of step 54 is saved'
     """

@@ -14,6 +14,7 @@ from official_bert.checkpoints import CheckpointError, causal, load_checkpoint, 
 from official_bert.errors import Error
 from official_bert.models.bert_pretrainer import BertPretrainer
 from official_bert.networks.bert_encoder import BertEncoder
+from official_bert.text.packing import packing_of
 
 MASK = "[MASK]"
 
@@ -36,10 +37,11 @@ class MaskedText:
 
 
 def encode_masked_text(tokenizer, text, max_seq_length=128):
-    """Tokenizes a text that holds one or more literal `[MASK]`s.
+    """Tokenizes a text that holds one or more literal `[MASK]`s (RoBERTa's and XLM-R's: `<mask>`).
 
     The tokenizer would split "[MASK]" into "[", "mask", "]", so the text is cut at each [MASK] and the pieces
-    are tokenized separately.
+    are tokenized separately, in the tokenizer's layout (`packing.Packing`: RoBERTa's mask takes the whitespace
+    before it, as transformers' does).
 
     Args:
         tokenizer: a `tokenization.FullTokenizer` (or anything with `tokenize` and `vocab`).
@@ -60,21 +62,25 @@ def encode_masked_text(tokenizer, text, max_seq_length=128):
     >>> encode_masked_text(FullTokenizer(vocab), "The [MASK] sat[MASK].")
     MaskedText(token_ids=(2, 5, 4, 1, 4, 7, 3), mask_positions=(2, 4))
     """
-    pieces = text.split(MASK)
+    layout = packing_of(tokenizer)
+    mask = layout.mask_token
+    pieces = text.split(mask)
     if len(pieces) == 1:
-        raise FillMaskError(f"no {MASK} in the text")
-    if MASK not in tokenizer.vocab:
-        raise FillMaskError(f"the vocabulary has no {MASK} token")
-    tokens, positions = ["[CLS]"], []
+        raise FillMaskError(f"no {mask} in the text")
+    if mask not in tokenizer.vocab:
+        raise FillMaskError(f"the vocabulary has no {mask} token")
+    tokens, positions = [layout.cls_token], []
     for i, piece in enumerate(pieces):
         if i:
             positions.append(len(tokens))
-            tokens.append(MASK)
+            tokens.append(mask)
+        if layout.mask_takes_space and i < len(pieces) - 1:
+            piece = piece.rstrip()
         tokens += tokenizer.tokenize(piece)
-    tokens.append("[SEP]")
+    tokens.append(layout.sep_token)
     if len(tokens) > max_seq_length:
-        raise FillMaskError(f"the text is {len(tokens)} tokens long with [CLS] and [SEP], more than "
-                            f"max_seq_length={max_seq_length}")
+        raise FillMaskError(f"the text is {len(tokens)} tokens long with {layout.cls_token} and {layout.sep_token}, "
+                            f"more than max_seq_length={max_seq_length}")
     return MaskedText(tuple(tokenizer.convert_tokens_to_ids(tokens)), tuple(positions))
 
 

@@ -15,7 +15,7 @@ import warnings
 
 from absl import logging
 
-from official_bert.checkpoints import case, causal, detect, google, huggingface, loading, native
+from official_bert.checkpoints import case, causal, detect, google, huggingface, kinds, loading, native
 from official_bert.checkpoints.causal import resolve_causal_attention
 from official_bert.checkpoints.loading import LoadReport
 from official_bert.checkpoints.source import CheckpointError
@@ -31,9 +31,11 @@ def load_checkpoint(model, path, do_lower_case=None):
 
     The encoder's weights always load (the checkpoint must hold the whole encoder; the pooler may be
     absent); heads load where the model has them and the checkpoint too: MLM/NSP into a `BertPretrainer`,
-    the classifier or span head into the matching task model. A config beside the checkpoint
+    the classifier or span head into the matching task model — never a head of another kind of model than the
+    checkpoint records as its own (a token tagger's into a sentence classifier). A config beside the checkpoint
     (`bert_config.json` / `config.json`) must agree with the model's, and a left-to-right checkpoint (its config or
-    the marker inside it, see `causal.py`) loads only into a left-to-right model. Nothing is assigned unless all
+    the marker `run_pretraining.py --objective=ltr` writes inside it says so) loads only into a left-to-right
+    model. Nothing is assigned unless all
     checks pass.
 
     Args:
@@ -41,10 +43,10 @@ def load_checkpoint(model, path, do_lower_case=None):
         path: a checkpoint directory, a TF checkpoint prefix (or one of its files), a `.safetensors` file or
             a `.keras` file.
         do_lower_case: if given, warn (UserWarning) when it contradicts the checkpoint: the original's
-            `validate_case_matches_checkpoint` rule, the vocab.txt beside it, a tokenizer_config.json.
+            rule on Google's release names, the vocab.txt beside it, a tokenizer_config.json.
 
     Returns:
-        a `LoadReport` (also logged): loaded, missing and unexpected variables, skipped training state.
+        LoadReport: the loaded, missing and unexpected variables and the skipped training state (also logged).
 
     Raises:
         CheckpointError: no readable checkpoint at `path`; a shape mismatch (naming the variable and both
@@ -53,7 +55,7 @@ def load_checkpoint(model, path, do_lower_case=None):
 
     Example:
     >>> import tempfile
-    >>> from official_bert import BertConfig, BertEncoder, BertClassifier
+    >>> from official_bert import BertClassifier, BertConfig, BertEncoder, load_checkpoint, save_checkpoint
     >>> config = BertConfig.from_preset("tiny", vocab_size=100, num_hidden_layers=1)
     >>> work = tempfile.TemporaryDirectory()
     >>> directory = work.name
@@ -67,7 +69,8 @@ def load_checkpoint(model, path, do_lower_case=None):
     if located.config_file:
         loading.check_config(model, BertConfig.from_json_file(located.config_file), located.config_file)
     causal.check_model(native.is_causal(model), causal.recorded(located, source))
-    report = loading.assign(model, source)
+    report = loading.assign(model, source, heads=kinds.same_heads(kinds.recorded(located), kinds.kind_of(model)))
+    report.family = loading.model_config(model).family
     if do_lower_case is not None:
         report.warnings = case.case_mismatches(do_lower_case, located)
     for message in report.warnings:
@@ -95,7 +98,7 @@ def save_checkpoint(model, path, format="official_bert", vocab_file=None):
 
     Example:
     >>> import os, tempfile
-    >>> from official_bert import BertConfig, BertEncoder
+    >>> from official_bert import BertConfig, BertEncoder, save_checkpoint
     >>> work = tempfile.TemporaryDirectory()
     >>> directory = work.name
     >>> _ = save_checkpoint(BertEncoder(BertConfig.from_preset("tiny", vocab_size=100)), directory, "huggingface")
@@ -105,6 +108,8 @@ def save_checkpoint(model, path, format="official_bert", vocab_file=None):
     if format not in _WRITERS:
         raise ValueError(f"unknown checkpoint format {format!r}; expected one of {list(SAVE_FORMATS)}")
     written = _WRITERS[format](model, loading.model_config(model), path)
+    if format != "huggingface":  # its config.json names the model's class ("architectures")
+        kinds.record(path, model)
     if vocab_file:
         copy_atomically(vocab_file, os.path.join(path, "vocab.txt"))
     return written

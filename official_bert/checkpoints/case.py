@@ -1,4 +1,9 @@
-"""Does `do_lower_case` agree with the checkpoint? The original's rule plus the evidence beside the weights."""
+"""Does `do_lower_case` agree with the checkpoint? The original's rule plus the evidence beside the weights.
+
+Every tool that starts from a checkpoint's weights (--init_checkpoint, --teacher, `from_checkpoint(...,
+do_lower_case=...)`) calls `check_case` before any work: a casing the checkpoint's own record contradicts is refused
+in one line, never trained on with a warning after the fact.
+"""
 
 import json
 import os
@@ -6,17 +11,63 @@ import os
 import tensorflow as tf
 
 from official_bert import tokenization
+from official_bert.checkpoints import detect
+from official_bert.checkpoints.source import CheckpointError
 from official_bert.io import is_file
 
 _TOKENIZER_CONFIG_NAME = "tokenizer_config.json"
+
+
+def vocab_casing(tokens):
+    """What a vocabulary says of its model's casing: "cased" when an entry has an uppercase letter, "uncased" when
+    none has but entries have lowercase ones, None when no entry has a cased letter at all (a script without case:
+    no evidence). Bracketed entries ([CLS], [unused0]) are special tokens, uppercase in every vocabulary.
+
+    Example:
+    >>> vocab_casing(["[CLS]", "the", "##ing"]), vocab_casing(["[CLS]", "The"]), vocab_casing(["[CLS]", "नमस्ते"])
+    ('uncased', 'cased', None)
+    """
+    words = [t for t in tokens if not (t.startswith("[") and t.endswith("]"))]
+    if any(t != t.lower() for t in words):
+        return "cased"
+    return "uncased" if any(t != t.upper() for t in words) else None
+
+
+def check_case(do_lower_case, checkpoint, where):
+    """Raises CheckpointError, in one line that begins with `where`, when `do_lower_case` contradicts the
+    checkpoint's own record (`case_mismatches`: the first sign given).
+
+    Args:
+        do_lower_case: what the caller will tokenize with.
+        checkpoint: a path `detect.locate` reads, or a `detect.Located` (its vocab_file: the vocabulary the
+            checkpoint was trained with).
+        where: what names the checkpoint, e.g. "--init_checkpoint=runs/era" or "--teacher=runs/era".
+
+    Example:
+    >>> import os, tempfile
+    >>> from official_bert.checkpoints.detect import Located
+    >>> vocab = os.path.join(tempfile.mkdtemp(), "vocab.txt")
+    >>> _ = open(vocab, "w").write("[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\nthe\\n")
+    >>> check_case(True, Located("official_bert", "run/ckpt-9", None, vocab), "--teacher=run")
+    >>> check_case(False, Located("official_bert", "run/ckpt-9", None, vocab), "--teacher=run")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    official_bert.checkpoints.source.CheckpointError: --teacher=run: do_lower_case=False, but .../vocab.txt has no \
+entry with an uppercase letter: the checkpoint is uncased, ...; pass do_lower_case=True
+    """
+    located = checkpoint if isinstance(checkpoint, detect.Located) else detect.locate(checkpoint)
+    mismatches = case_mismatches(do_lower_case, located)
+    if mismatches:
+        first = mismatches[0]
+        raise CheckpointError(first if first.startswith("You passed in") else f"{where}: {first}")
 
 
 def case_mismatches(do_lower_case, located):
     """Messages for each sign that `do_lower_case` contradicts the checkpoint (empty when none).
 
     The signs: the original `validate_case_matches_checkpoint` rule on the released model's directory name;
-    the vocabulary beside the checkpoint (an entry with an uppercase letter means a cased model, none at all
-    an uncased one); a Hugging Face `tokenizer_config.json` that states `do_lower_case`.
+    the vocabulary beside the checkpoint (`vocab_casing`); a Hugging Face `tokenizer_config.json` that states
+    `do_lower_case`.
 
     Args:
         do_lower_case: what the caller will tokenize with.
@@ -34,13 +85,13 @@ def case_mismatches(do_lower_case, located):
         messages.append(str(e))
     if located.vocab_file:
         vocab = tokenization.load_vocab(located.vocab_file)
-        # Bracketed entries ([CLS], [unused0]) are special tokens, uppercase in every vocabulary.
-        upper = [t for t in vocab if t != t.lower() and not (t.startswith("[") and t.endswith("]"))]
-        if do_lower_case and upper:
+        casing = vocab_casing(vocab)
+        if do_lower_case and casing == "cased":
+            upper = [t for t in vocab if t != t.lower() and not (t.startswith("[") and t.endswith("]"))]
             messages.append(f"do_lower_case=True, but {located.vocab_file} has {len(upper)} entries with "
                             f"uppercase letters (e.g. {upper[:3]}): the checkpoint is cased; pass "
                             "do_lower_case=False")
-        elif not do_lower_case and not upper:
+        elif not do_lower_case and casing == "uncased":
             messages.append(f"do_lower_case=False, but {located.vocab_file} has no entry with an uppercase "
                             "letter: the checkpoint is uncased, and cased words would split into pieces or "
                             "[UNK]; pass do_lower_case=True")

@@ -1,14 +1,18 @@
 """Converting a checkpoint between formats, keeping every head it has."""
 
+import os
+
 import tensorflow as tf
 
 from official_bert.checkpoints import detect, load_checkpoint, resolve_causal_attention, save_checkpoint
 from official_bert.checkpoints.source import CheckpointError
 from official_bert.configs import BertConfig
+from official_bert.io import copy_atomically, is_file
 from official_bert.io.files import is_stale_temporary, listdir, remove_stale_temporaries
 from official_bert.io.locks import LOCK_NAME
-from official_bert.models import BertClassifier, BertPretrainer, BertSpanLabeler
+from official_bert.models import BertClassifier, BertPretrainer, BertSpanLabeler, ElectraDiscriminator
 from official_bert.networks.bert_encoder import BertEncoder
+from official_bert.text.tokenizer_spec import FAMILY_FILES
 
 
 def model_for(source, config):
@@ -21,6 +25,8 @@ def model_for(source, config):
     tensors = source.tensors
     if "cls/predictions/output_bias" in tensors:
         return BertPretrainer(encoder, use_nsp="cls/seq_relationship/output_weights" in tensors)
+    if "discriminator_predictions/dense_prediction/kernel" in tensors:
+        return ElectraDiscriminator(encoder)
     if "cls/squad/output_weights" in tensors:
         return BertSpanLabeler(encoder)
     if "output_weights" in tensors:
@@ -29,7 +35,9 @@ def model_for(source, config):
 
 
 def convert_checkpoint(input_path, output_path, output_format, bert_config_file=None, overwrite=False):
-    """Reads the checkpoint at `input_path` (any format) and writes it to `output_path` in `output_format`.
+    """Reads the checkpoint at `input_path` (any format) and writes it to `output_path` in `output_format`, with the
+    tokenizer files beside it (vocab.txt; for BERT's family also vocab.json + merges.txt, sentencepiece.bpe.model and
+    tokenizer_config.json).
 
     Args:
         input_path: anything `load_checkpoint` accepts.
@@ -46,6 +54,7 @@ def convert_checkpoint(input_path, output_path, output_format, bert_config_file=
 
     Example:
     >>> import os, tempfile
+    >>> from official_bert.checkpoints.convert import convert_checkpoint
     >>> from official_bert import BertConfig, BertEncoder, BertPretrainer
     >>> from official_bert.checkpoints import save_checkpoint
     >>> work = tempfile.TemporaryDirectory()
@@ -73,4 +82,8 @@ def convert_checkpoint(input_path, output_path, output_format, bert_config_file=
     model = model_for(detect.open_source(located), config)
     report = load_checkpoint(model, input_path)
     save_checkpoint(model, output_path, output_format, vocab_file=located.vocab_file)
+    if config.family:  # RoBERTa's vocab.json + merges.txt, XLM-R's SentencePiece model, DistilBERT's casing, ...
+        for name in (*FAMILY_FILES[config.family_traits.tokenizer], "tokenizer_config.json"):
+            if name != "vocab.txt" and is_file(os.path.join(located.directory, name)):
+                copy_atomically(os.path.join(located.directory, name), os.path.join(output_path, name))
     return report

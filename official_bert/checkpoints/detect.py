@@ -40,9 +40,13 @@ class Located:
         return os.path.dirname(self.path) or "."
 
 
-def locate(path):
+def locate(path, expected=_EXPECTED):
     """Finds the checkpoint at `path`: a directory (Google's release, a training run's, a Hugging Face
     model's), a TF checkpoint prefix or one of its files, a `.safetensors` or a `.keras` file.
+
+    Args:
+        path: the path given.
+        expected: what a message says was expected there (a caller that takes fewer forms names its own).
 
     Example:
     >>> import os, tempfile
@@ -60,15 +64,15 @@ def locate(path):
         target = _BUNDLE_FILE.sub("", path)
         fmt = _tf_format(target)
     elif tf.io.gfile.isdir(path):
-        fmt, target = _inside(path)
+        fmt, target = _inside(path, expected)
     elif path.endswith(".safetensors") and is_file(path):
         fmt, target = "huggingface", path
     elif path.endswith(".keras") and is_file(path):
         fmt, target = "keras", path
     elif is_file(path):
-        raise CheckpointError(_unsupported(path))
+        raise CheckpointError(_unsupported(path, expected))
     else:
-        raise CheckpointError(f"{path}: no checkpoint there; {_EXPECTED}")
+        raise CheckpointError(f"{path}: no checkpoint there; {expected}")
     directory = os.path.dirname(target) or "."
     config_names = ((huggingface.CONFIG_NAME, google.CONFIG_NAME) if fmt == "huggingface"
                     else (google.CONFIG_NAME, huggingface.CONFIG_NAME))
@@ -80,7 +84,7 @@ def open_source(located):
     return _READERS[located.format](located.path)
 
 
-def _inside(directory):
+def _inside(directory, expected):
     if is_file(os.path.join(directory, huggingface.WEIGHTS_NAME)):
         return "huggingface", os.path.join(directory, huggingface.WEIGHTS_NAME)
     latest = tf.train.latest_checkpoint(directory)  # a training run's `checkpoint` state file
@@ -100,10 +104,10 @@ def _inside(directory):
     others = [os.path.join(directory, n) for n in ("pytorch_model.bin", "tf_model.h5") if
               is_file(os.path.join(directory, n))]
     if others:
-        raise CheckpointError(_unsupported(others[0]))
+        raise CheckpointError(_unsupported(others[0], expected))
     found = ", ".join(sorted(tf.io.gfile.listdir(directory))[:12]) or "nothing"
     many = " (several: pass the one to load)" if len(indexes) > 1 or len(weights) > 1 else ""
-    raise CheckpointError(f"{directory}: no checkpoint found{many}; {_EXPECTED}. It holds: {found}")
+    raise CheckpointError(f"{directory}: no checkpoint found{many}; {expected}. It holds: {found}")
 
 
 def _tf_format(prefix):
@@ -111,14 +115,14 @@ def _tf_format(prefix):
     return "official_bert" if reader.has_tensor(native.OBJECT_GRAPH_KEY) else "google"
 
 
-def _unsupported(path):
+def _unsupported(path, expected):
     if path.endswith(".bin"):
         return (f"{path}: PyTorch pickle weights are not read (that would need torch); save them as "
                 "safetensors first (transformers: model.save_pretrained(dir, safe_serialization=True))")
     if path.endswith(".h5"):
         return (f"{path}: a Keras/TF .h5 weights file holds no variable names to match; load it with "
                 "model.load_weights into the same architecture, or use a .keras file or save_checkpoint")
-    return f"{path}: not a checkpoint file this library reads; {_EXPECTED}"
+    return f"{path}: not a checkpoint file this library reads; {expected}"
 
 
 def _first_file(directory, candidates):

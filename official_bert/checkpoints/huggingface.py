@@ -1,4 +1,7 @@
-"""Hugging Face BERT checkpoints: `config.json` + `model.safetensors`, read and written with NumPy (no torch)."""
+"""Hugging Face BERT checkpoints: `config.json` + `model.safetensors`, read and written with NumPy (no torch).
+
+The rest of BERT's family (RoBERTa, XLM-RoBERTa, DistilBERT, ELECTRA) is read and written through BERT's names, by
+`hf_families`."""
 
 import json
 import os
@@ -10,7 +13,8 @@ from safetensors import SafetensorError, safe_open
 from safetensors.numpy import save_file
 
 from official_bert import models
-from official_bert.checkpoints import names
+from official_bert.checkpoints import hf_families, names
+from official_bert.checkpoints.hf_families import HF_ACTIVATIONS as _HF_ACTIVATIONS
 from official_bert.checkpoints.source import CAUSAL_MARKER, CheckpointError, Source, Tensor
 from official_bert.io import atomic_local_path, local_copy, write_text
 
@@ -29,15 +33,12 @@ _HEADS = {
 }
 _HEADS_BY_HF = {hf: google for google, hf in _HEADS.items()}
 
-# Tensors a Hugging Face file may hold that are no weights of ours: a buffer, and copies tied to the word
+# Tensors a Hugging Face file may hold that are no weights of ours: buffers, and copies tied to the word
 # embeddings and to cls.predictions.bias.
-_NOT_WEIGHTS = {"bert.embeddings.position_ids", "cls.predictions.decoder.weight", "cls.predictions.decoder.bias"}
-
-# Our hidden_act → Hugging Face's name for the same function ("gelu" there is exact erf).
-_HF_ACTIVATIONS = {
-    "gelu_erf": "gelu", "gelu": "gelu_new", "gelu_new": "gelu_new", "gelu_tanh": "gelu_new",
-    "gelu_pytorch_tanh": "gelu_new", "relu": "relu", "tanh": "tanh", "silu": "silu", "swish": "swish",
-}
+_NOT_WEIGHTS = {"bert.embeddings.position_ids", "bert.embeddings.token_type_ids", "cls.predictions.decoder.weight",
+                "cls.predictions.decoder.bias"}
+# Heads of BERT's family that have no other spelling in BERT's names (ELECTRA's discriminator).
+_FAMILY_HEADS = ("discriminator_predictions.",)
 
 _CONFIG_FIELDS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
                   "hidden_dropout_prob", "attention_probs_dropout_prob", "max_position_embeddings",
@@ -75,7 +76,7 @@ def google_name(name):
     """
     if name in _HEADS_BY_HF:
         return _HEADS_BY_HF[name]
-    if not name.startswith(("bert.", "cls.")):
+    if not name.startswith(("bert.", "cls.") + _FAMILY_HEADS):
         return None
     google = re.sub(r"layer/(\d+)", r"layer_\1", name.replace(".", "/"))
     if google.endswith("_embeddings/weight"):
@@ -104,7 +105,8 @@ def canonical(name):
 
 
 def read(path):
-    """Opens a `.safetensors` file of a Hugging Face BERT (any head, with or without "bert.") as a `Source`."""
+    """Opens a `.safetensors` file of a Hugging Face BERT (any head, with or without "bert."), or of another member
+    of BERT's family (`hf_families`), as a `Source`."""
     try:
         # safetensors maps only local files; a remote one is copied, and its mapping outlives the copy.
         with local_copy(path) as local:
@@ -114,12 +116,13 @@ def read(path):
         shapes = {key: tuple(handle.get_slice(key).get_shape()) for key in keys}
     except (SafetensorError, OSError, ValueError) as e:
         raise CheckpointError(f"{path}: not a readable safetensors file ({e}); it may be truncated") from None
-    prefixed = any(key.startswith("bert.") for key in keys)
+    family = hf_families.family_of_names(keys)
+    prefixed = any(key.startswith(("bert.", "roberta.", "distilbert.", "electra.")) for key in keys)
     source = Source(format="huggingface", path=path, tensors={},
-                    name_in_file=lambda g: hf_name(g)[0] if prefixed else hf_name(g)[0].removeprefix("bert."),
+                    name_in_file=lambda g: _name_in_file(g, family, prefixed),
                     causal_attention=metadata.get(CAUSAL_MARKER) == "true" or None)
     for key in keys:
-        name = canonical(key)
+        name = canonical(hf_families.bert_name(key))
         google = google_name(name)
         if name in _NOT_WEIGHTS:
             source.skipped.append(key)
@@ -136,13 +139,22 @@ def read(path):
     return source
 
 
+def _name_in_file(google, family, prefixed):
+    """How a file of `family` (None: BERT's names) names the weight `google`, for messages about what it lacks."""
+    name = hf_name(google)[0]
+    if family is None or not name.startswith("bert."):
+        return name if prefixed else name.removeprefix("bert.")
+    return hf_families.file_name(family, name, prefixed)
+
+
 def write(model, config, directory):
     """Writes `directory/model.safetensors` + `config.json` that transformers' `from_pretrained` loads.
 
     An encoder is written as `BertModel` writes itself (no "bert." prefix); a model with heads as
     `BertForPreTraining`, `BertForSequenceClassification`, ... do (prefixed), with `architectures` to match. A
     left-to-right model's file carries the marker in its metadata, its config.json "causal_attention": true and
-    "is_decoder": true (transformers' causal mask; its pooler still reads [CLS], ours the last real token).
+    "is_decoder": true (transformers' causal mask; its pooler still reads [CLS], ours the last real token). A model of
+    another member of BERT's family is written as its own classes write it (`hf_families.export`).
 
     Args:
         model: a BertEncoder, BertPretrainer or task model.
@@ -153,20 +165,24 @@ def write(model, config, directory):
         the path of the weights file.
     """
     arrays = names.model_to_google(model)
-    has_heads = any(not names.is_encoder_name(g) for g in arrays)
-    tensors = {}
-    for google, array in arrays.items():
-        name, transpose = hf_name(google)
-        tensors[name if has_heads else name.removeprefix("bert.")] = np.ascontiguousarray(
-            array.T if transpose else array)
+    if config.family:
+        tensors, values = hf_families.export(model, config, arrays, hf_name)
+        tensors = {name: np.ascontiguousarray(array) for name, array in tensors.items()}
+    else:
+        has_heads = any(not names.is_encoder_name(g) for g in arrays)
+        tensors = {}
+        for google, array in arrays.items():
+            name, transpose = hf_name(google)
+            tensors[name if has_heads else name.removeprefix("bert.")] = np.ascontiguousarray(
+                array.T if transpose else array)
+        values = hf_config(model, config, arrays)
     tf.io.gfile.makedirs(directory)
     weights_path = os.path.join(directory, WEIGHTS_NAME)
     with atomic_local_path(weights_path) as tmp:
         # transformers refuses safetensors files whose metadata does not name a framework.
         save_file(tensors, tmp, metadata={"format": "pt", **({CAUSAL_MARKER: "true"} if config.causal_attention
                                                               else {})})
-    write_text(os.path.join(directory, CONFIG_NAME),
-               json.dumps(hf_config(model, config, arrays), indent=2, sort_keys=True) + "\n")
+    write_text(os.path.join(directory, CONFIG_NAME), json.dumps(values, indent=2, sort_keys=True) + "\n")
     return weights_path
 
 

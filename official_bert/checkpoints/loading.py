@@ -9,7 +9,8 @@ from official_bert.networks.bert_encoder import BertEncoder
 
 # Config fields that change the weights' shapes or the function they compute.
 _COMPARED_FIELDS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
-                    "max_position_embeddings", "type_vocab_size", "layer_norm_eps")
+                    "max_position_embeddings", "type_vocab_size", "layer_norm_eps", "family", "embedding_size",
+                    "pad_token_id", "sinusoidal_pos_embds")
 _SHOWN = 8  # names listed in a message before "..."
 
 
@@ -26,6 +27,8 @@ class LoadReport:
             loading into a classifier).
         skipped: names in the checkpoint that are no model weights (optimizer slots, step counters, buffers).
         warnings: messages about settings that contradict the checkpoint (do_lower_case).
+        family: the member of BERT's family its config records (`BertConfig.family`: "roberta", ...), None for
+            BERT.
     """
 
     format: str
@@ -35,9 +38,11 @@ class LoadReport:
     unexpected: list
     skipped: list
     warnings: list = dataclasses.field(default_factory=list)
+    family: str = None
 
     def __str__(self):
-        lines = [f"loaded {len(self.loaded)} variables from the {self.format} checkpoint {self.path}"]
+        kind = f"{self.format} {self.family}" if self.family else self.format
+        lines = [f"loaded {len(self.loaded)} variables from the {kind} checkpoint {self.path}"]
         if self.missing:
             lines.append(f"missing, left as initialized: {_listing(self.missing)}")
         if self.unexpected:
@@ -71,7 +76,7 @@ def check_config(model, checkpoint_config, config_file):
         raise CheckpointError(f"{config_file} does not describe the model being loaded: " + "; ".join(diffs))
 
 
-def assign(model, source):
+def assign(model, source, heads=True):
     """Loads `source` (a `Source`) into `model`'s variables and returns a `LoadReport`.
 
     Nothing is assigned unless everything checks out: every shape matches; the encoder is complete (the
@@ -81,10 +86,13 @@ def assign(model, source):
     Args:
         model: a BertEncoder, BertPretrainer or task model.
         source: the opened checkpoint.
+        heads: False loads the encoder alone (the checkpoint's heads are another model's).
     """
     plan, missing, mismatches, consumed = [], [], [], set()
     for variable in model.weights:
         entry = names.entry(variable.path)
+        if entry and not heads and not all(names.is_encoder_name(g) for g in entry.google_names):
+            entry = None
         tensors = [source.tensors.get(g) for g in entry.google_names] if entry else [None]
         if None in tensors:
             missing.append((variable.path, entry))

@@ -21,6 +21,8 @@ QKV_PARTS = ("query", "key", "value")
 _TABLE = (
     (r"embeddings/(word|position|token_type)_embeddings", ("bert/embeddings/{0}_embeddings",), False),
     (r"embeddings/layer_norm/(gamma|beta)", ("bert/embeddings/LayerNorm/{0}",), False),
+    # ELECTRA's projection of its narrower embeddings (the original ELECTRA's "embeddings_project").
+    (r"embeddings/projection/(kernel|bias)", ("bert/embeddings_project/{0}",), False),
     (r"transformer_layer_(\d+)/attention/qkv_(kernel|bias)",
      tuple(f"bert/encoder/layer_{{0}}/attention/self/{part}/{{1}}" for part in QKV_PARTS), False),
     (r"transformer_layer_(\d+)/attention/output_(kernel|bias)",
@@ -42,6 +44,9 @@ _TABLE = (
     (r"classifier/bias", ("output_bias",), False),
     (r"span_logits/kernel", ("cls/squad/output_weights",), True),
     (r"span_logits/bias", ("cls/squad/output_bias",), False),
+    # ELECTRA's discriminator: is each token the original or a replacement?
+    (r"discriminator_dense/(kernel|bias)", ("discriminator_predictions/dense/{0}",), False),
+    (r"discriminator_prediction/(kernel|bias)", ("discriminator_predictions/dense_prediction/{0}",), False),
 )
 
 # Google names of encoder variables a checkpoint may lack without being a different model: Hugging Face's

@@ -30,7 +30,7 @@ from official_bert.checkpoints.names import entry
 from official_bert.configs import BertConfig
 from official_bert.errors import Error
 from official_bert.io import atomic_directory, write_text
-from official_bert.io.files import is_stale_temporary, listdir, remove_stale_temporaries
+from official_bert.io.files import check_input_file, is_stale_temporary, listdir, remove_stale_temporaries
 from official_bert.io.table_files import TableFileError, check_utf8
 from official_bert.text import tokenization
 
@@ -126,20 +126,29 @@ class ExtensionReport:
     """What `extend_vocabulary` did.
 
     Args:
-        plan: the `ExtensionPlan` applied.
+        plan: what was planned: the new words, their ids and the pieces each starts from.
         output_dir: where it was written (None for a dry run).
         format: the checkpoint format written (or that would be).
         heads: the Google names of the tensors that got a row per new word: the word embeddings, and the masked-LM
             output bias when the checkpoint has it (empty for a dry run).
-        corpus_words: the `CorpusWord`s chosen from a corpus, else empty.
+        corpus_words: the words chosen from a corpus (each with its count and old pieces), else empty.
         not_copied: files beside the input checkpoint that were not copied (they may describe the old vocabulary
             or another model; copy those that still apply by hand).
 
     Example:
-    >>> plan = plan_extension(["Genes"], ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "gene", "##s"], True, "append")
-    >>> print(ExtensionReport(plan, None, "google"))
+    >>> import os, tempfile
+    >>> from official_bert import BertConfig, BertEncoder, save_checkpoint
+    >>> from official_bert.checkpoints.vocab_extension import extend_vocabulary
+    >>> work = tempfile.mkdtemp()
+    >>> tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "gene", "##s"]
+    >>> _ = open(os.path.join(work, "vocab.txt"), "w").write("\\n".join(tokens) + "\\n")
+    >>> _ = save_checkpoint(BertEncoder(BertConfig.from_preset("tiny", vocab_size=6, num_hidden_layers=1)), work)
+    >>> report = extend_vocabulary(work, None, ["Genes"], mode="append")  # no output_dir: a dry run
+    >>> print(report)
     1 new words, 7 entries in all; dry run: nothing written
       genes -> id 6, starts as the mean of gene ##s
+    >>> report.output_dir, report.heads
+    (None, [])
     """
 
     plan: ExtensionPlan
@@ -202,8 +211,9 @@ def read_words_file(path):
     >>> read_words_file(path)
     ['interleukin', 'troponin']
     """
-    if not tf.io.gfile.exists(path) or tf.io.gfile.isdir(path):
+    if not tf.io.gfile.exists(path):
         raise VocabExtensionError(f"--new_words={path}: no such file (expected one word per line)")
+    check_input_file(path, "a file of one word per line", "--new_words", VocabExtensionError)
     words = []
     with tf.io.gfile.GFile(path, "rb") as f:
         for number, raw in enumerate(f, start=1):
@@ -217,17 +227,6 @@ def read_words_file(path):
     if not words:
         raise VocabExtensionError(f"--new_words={path}: no words in {path} (expected one word per line)")
     return words
-
-
-def vocab_is_uncased(tokens):
-    """Whether a vocabulary belongs to an uncased model: no entry but the bracketed special ones has an uppercase
-    letter (the rule `checkpoints.case` applies).
-
-    Example:
-    >>> vocab_is_uncased(["[CLS]", "the", "##ing"]), vocab_is_uncased(["[CLS]", "The"])
-    (True, False)
-    """
-    return not any(t != t.lower() and not (t.startswith("[") and t.endswith("]")) for t in tokens)
 
 
 def frequent_split_words(word_counts, vocab, num_words):
@@ -375,16 +374,19 @@ def extend_vocabulary(init_checkpoint, output_dir=None, words=(), corpus_files=(
         output_dir: a new or empty directory; receives vocab.txt, bert_config.json and the checkpoint (a Hugging
             Face one also config.json and the tokenizer files beside the input, tokenizer.json's vocabulary
             rewritten). None: a dry run, which checks and plans but writes nothing.
-        words: the words to add (`plan_extension` says which are refused).
-        corpus_files: instead of `words`: UTF-8 text files whose `num_new_words` most split words are added
-            (`frequent_split_words`); a byte that is not UTF-8 is refused, naming its file and offset.
+        words: the words to add; a word the basic tokenizer would split, two words that are one under the
+            model's casing, or more words than `[unused]` entries are refused in one line.
+        corpus_files: instead of `words`: UTF-8 text files whose `num_new_words` words the vocabulary splits into
+            the most pieces x occurrences are added; a byte that is not UTF-8 is refused, naming its file and
+            offset.
         num_new_words: how many words to take from `corpus_files`.
         mode: "unused" or "append".
         vocab_file: the old vocabulary; default: the vocab.txt beside the checkpoint.
         bert_config_file: the model's config; default: the one beside the checkpoint. A left-to-right checkpoint
-            (`checkpoints.causal`) stays one, its record kept in the output, whether the config has the key or not.
+            stays one, its record kept in the output, whether the config has the key or not.
         do_lower_case: the model's casing; default: uncased when the vocabulary has no uppercase entry.
-        output_format: one of `SAVE_FORMATS`; default: the input's ("official_bert" for a .keras file).
+        output_format: "official_bert", "huggingface" or "google"; default: the input's ("official_bert" for a
+            .keras file).
         source: what to call `words` in messages (a file name).
 
     Returns:
@@ -392,7 +394,8 @@ def extend_vocabulary(init_checkpoint, output_dir=None, words=(), corpus_files=(
 
     Example:
     >>> import os, tempfile
-    >>> from official_bert import BertConfig, BertEncoder
+    >>> from official_bert import BertConfig, BertEncoder, save_checkpoint
+    >>> from official_bert.checkpoints.vocab_extension import extend_vocabulary
     >>> work, out = tempfile.mkdtemp(), os.path.join(tempfile.mkdtemp(), "genes")
     >>> tokens = ["[PAD]", "[unused0]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "gene", "##s", "ge", "##ne"]
     >>> _ = open(os.path.join(work, "vocab.txt"), "w").write("\\n".join(tokens) + "\\n")
@@ -425,10 +428,10 @@ def extend_vocabulary(init_checkpoint, output_dir=None, words=(), corpus_files=(
     tokens = read_vocab_lines(vocab_file)
     tokenization.check_special_tokens(set(tokens), vocab_file)
     if do_lower_case is None:
-        do_lower_case = vocab_is_uncased(tokens)
+        do_lower_case = case.vocab_casing(tokens) != "cased"
     else:
-        for message in case.case_mismatches(do_lower_case, dataclasses.replace(located, vocab_file=vocab_file)):
-            logging.warning("%s", message)
+        case.check_case(do_lower_case, dataclasses.replace(located, vocab_file=vocab_file),
+                        f"--init_checkpoint={init_checkpoint}")
     # A left-to-right checkpoint is extended as one (its marker and config key kept) even under a config without
     # the key, as run_classifier and convert_checkpoint follow it; a config that contradicts it is refused.
     config = resolve_causal_attention(BertConfig.from_json_file(config_file), None, config_file, [init_checkpoint])

@@ -12,12 +12,13 @@ from official_bert.classification.errors import ClassificationDataError
 from official_bert.classification.features import convert_example_windows, padding_features
 from official_bert.classification.records import serialize_features
 from official_bert.io import atomic_path, write_text
+from official_bert.io.fingerprints import file_fingerprint
 from official_bert.io.paths import hash_file
 from official_bert.text.tokenizers import tokenizer_options
 
 # Bump when the conversion or the record format changes, so that old caches are not reused.
-# 2: every record carries its example_index.
-CACHE_FORMAT = 2
+# 2: every record carries its example_index. 3: data files keyed by their content.
+CACHE_FORMAT = 3
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,26 +72,34 @@ def _sha256(path):
         raise ClassificationDataError(f"{path}: tokenizer file not found") from None
 
 
-def _file_stats(paths):
-    stats = []
+def _file_contents(paths):
+    """[path, content fingerprint] of each data file: a file rewritten at the same path is another cache."""
+    contents = []
     for path in paths:
         try:
-            stat = tf.io.gfile.stat(path)
-        except tf.errors.NotFoundError:
+            contents.append([path if "://" in path else os.path.abspath(path), file_fingerprint(path)])
+        except (OSError, tf.errors.NotFoundError):
             raise ClassificationDataError(f"{path}: file not found") from None
         except tf.errors.OpError as e:
             raise ClassificationDataError(f"{path}: cannot read it ({e.message})") from None
-        stats.append((path if "://" in path else os.path.abspath(path), stat.length, stat.mtime_nsec))
-    return stats
+    return contents
+
+
+def check_unchanged(processor, split, before):
+    """Raises if a split's data files changed while they were read (`before`: their `_file_contents` then)."""
+    for (path, was), (_, now) in zip(before, _file_contents(processor.data_files(split))):
+        if was != now:
+            raise ClassificationDataError(f"{path}: changed while it was read (rewritten or truncated): its "
+                                          "features would mix two versions; rerun once it is final")
 
 
 def cache_key(processor, split, tokenizer, tokenizer_file, do_lower_case, max_seq_length, pad_to_multiple_of=1,
-              doc_stride=0):
+              doc_stride=0, data_contents=None):
     """A hex digest of everything the features depend on.
 
-    That is: the task's settings (labels, language, reader), the split, the data files' paths, sizes and
-    modification times, the tokenizer's type and its vocabulary or model file's contents, the casing,
-    max_seq_length, the batch padding and the windows' stride.
+    That is: the task's settings (labels, language, reader), the split, the data files' paths and contents, the
+    tokenizer's type and its vocabulary or model file's contents, the casing, max_seq_length, the batch padding
+    and the windows' stride.
 
     Args:
         processor: the task's DataProcessor.
@@ -101,6 +110,7 @@ def cache_key(processor, split, tokenizer, tokenizer_file, do_lower_case, max_se
         max_seq_length: T.
         pad_to_multiple_of: the record count is padded to a multiple of this.
         doc_stride: the windows' stride, 0 for none.
+        data_contents: the data files' contents (`_file_contents`), if already taken.
 
     Example:
     >>> import os, tempfile
@@ -121,7 +131,7 @@ def cache_key(processor, split, tokenizer, tokenizer_file, do_lower_case, max_se
     """
     ingredients = {
         "format": CACHE_FORMAT, "split": split, "processor": processor.cache_settings(),
-        "data_files": _file_stats(processor.data_files(split)),
+        "data_files": data_contents or _file_contents(processor.data_files(split)),
         "tokenizer": f"{type(tokenizer).__module__}.{type(tokenizer).__qualname__}",
         "tokenizer_options": tokenizer_options(tokenizer),
         "tokenizer_file": _sha256(tokenizer_file), "do_lower_case": bool(do_lower_case),
@@ -203,8 +213,9 @@ def load_or_create_splits(processor, splits, tokenizer, max_seq_length, output_d
     directory = os.path.join(output_dir, "feature_cache")
     found, pending = {}, {}
     for split in splits:
+        contents = _file_contents(processor.data_files(split))
         key = cache_key(processor, split, tokenizer, tokenizer_file, do_lower_case, max_seq_length, splits[split],
-                        doc_stride)
+                        doc_stride, contents)
         path = os.path.join(directory, f"{processor.task_name}-{split}-{key[:16]}.tf_record")
         cached = _read_metadata(path)
         if cached is not None and tf.io.gfile.exists(path):
@@ -213,6 +224,7 @@ def load_or_create_splits(processor, splits, tokenizer, max_seq_length, output_d
             found[split] = cached
         else:
             pending[split] = (path, processor.get_examples(split))
+            check_unchanged(processor, split, contents)
     for split in list(pending):
         path, examples = pending.pop(split)  # each split's examples let go once written
         found[split] = _write_features(processor, split, examples, path, tokenizer, max_seq_length, splits[split],

@@ -6,6 +6,7 @@ import dataclasses
 from official_bert.classification.errors import ClassificationDataError
 from official_bert.classification.examples import MultipleChoiceExample
 from official_bert.squad.features import DocSpan, make_doc_spans
+from official_bert.text.packing import packing_of
 
 
 @dataclasses.dataclass
@@ -136,7 +137,7 @@ def convert_example_windows(example, label_list, max_seq_length, tokenizer, doc_
     tokens_a = tokenizer.tokenize(example.text_a)
     tokens_b = tokenizer.tokenize(example.text_b) if example.text_b else []
     if tokens_b:
-        budget = max_seq_length - 3
+        budget = max_seq_length - packing_of(tokenizer).special_count(pair=True)
         tokens_b = tokens_b[:min(len(tokens_b), max(budget - len(tokens_a), budget // 2))]
         room = budget - len(tokens_b)
     else:
@@ -209,7 +210,11 @@ def _pack(text_a, text_b, max_seq_length, tokenizer):
     tokens_a = tokenizer.tokenize(text_a)
     tokens_b = tokenizer.tokenize(text_b) if text_b else None
     if tokens_b:
-        truncate_seq_pair(tokens_a, tokens_b, max_seq_length - 3)
+        specials = packing_of(tokenizer).special_count(pair=True)
+        if max_seq_length < specials:
+            raise ClassificationDataError(f"--max_seq_length={max_seq_length}: a pair takes at least {specials} "
+                                          "special tokens in this tokenizer's layout")
+        truncate_seq_pair(tokens_a, tokens_b, max_seq_length - specials)
     else:
         tokens_a = tokens_a[:max_seq_length - 2]
         tokens_b = []
@@ -217,12 +222,9 @@ def _pack(text_a, text_b, max_seq_length, tokenizer):
 
 
 def _pack_tokens(tokens_a, tokens_b, max_seq_length, tokenizer):
-    """[CLS] A [SEP] (B [SEP]) of tokens that fit, as ids, mask and segment ids, zero-padded."""
-    tokens = ["[CLS]", *tokens_a, "[SEP]"]
-    segment_ids = [0] * len(tokens)
-    if tokens_b:
-        tokens += [*tokens_b, "[SEP]"]
-        segment_ids += [1] * (len(tokens_b) + 1)
+    """[CLS] A [SEP] (B [SEP]) of tokens that fit (in the tokenizer's layout: RoBERTa's <s> A </s></s> B </s>), as
+    ids, mask and segment ids, zero-padded."""
+    tokens, segment_ids = packing_of(tokenizer).pack(tokens_a, tokens_b)
     input_ids = tokenizer.convert_tokens_to_ids(tokens)
     padding = [0] * (max_seq_length - len(input_ids))
     return input_ids + padding, [1] * len(input_ids) + padding, segment_ids + padding

@@ -5,9 +5,10 @@ labels unless given, and is saved as labels.json in the output directory (`write
 prediction and the export of that run, or of a later one started from it, use the same order. Class weights
 (`class_weights`) come from the training file's label counts.
 
-A label is its cell stripped of surrounding whitespace ("pos " and "pos" are one class), as --label_list is read.
-Two spellings of one label in a training file, "Pos" beside "pos" or "1.0" beside "1", are refused in one line
-naming both: one class or two is the user's to say, by writing them alike or by listing both in --label_list.
+A label is its cell without the whitespace and invisible characters around it ("pos ", "pos\u200b" and "pos" are one
+class: `validation.label_name`), as --label_list is read. Two spellings of one label in a training file, "Pos" beside
+"pos", "1.0" beside "1", NFD beside NFC or a zero-width space inside one, are refused in one line naming both: one
+class or two is the user's to say, by writing them alike or by listing both in --label_list.
 """
 
 import collections
@@ -15,7 +16,6 @@ import dataclasses
 import json
 import math
 import os
-import unicodedata
 
 import tensorflow as tf
 
@@ -24,7 +24,8 @@ from official_bert.classification.errors import ClassificationDataError
 from official_bert.classification.examples import InputExample
 from official_bert.classification.processor import DataProcessor
 from official_bert.io import write_text
-from official_bert.io.table_files import read_rows, table_format
+from official_bert.io.table_files import check_table_file, read_rows
+from official_bert.io.invisible import strip_invisible
 
 SINGLE_LABEL, MULTI_LABEL, REGRESSION = "single_label", "multi_label", "regression"
 LABEL_FILE = "labels.json"
@@ -74,6 +75,10 @@ class OwnFilesProcessor(DataProcessor):
         label_separator: a multi-label cell that is a string is split at this (e.g. "|").
         regression: the labels are numbers: one output, mean squared error.
         saved: the label file's contents of the run this one continues, or None.
+        kind_source: (kind, clause): the kind something other than the flags expects, and the clause that says
+            so (e.g. (REGRESSION, "--teacher=run is a regression model (labels.json)")); a label of another kind
+            in a task of that kind is refused naming it, with advice that fits it, instead of the flag that would
+            change the kind.
 
     Example:
     >>> import os, tempfile
@@ -85,7 +90,7 @@ class OwnFilesProcessor(DataProcessor):
     """
 
     def __init__(self, files, columns=Columns(), *, input_format=None, label_list=None, multi_label=False,
-                 label_separator=None, regression=False, saved=None):
+                 label_separator=None, regression=False, saved=None, kind_source=None):
         self.files = {split: path for split, path in files.items() if path}
         unknown = set(self.files) - {"train", "dev", "test"}
         if unknown:
@@ -94,12 +99,14 @@ class OwnFilesProcessor(DataProcessor):
             raise ClassificationDataError("no data files: give --train_file, --dev_file or --test_file")
         self.columns = columns
         self.input_format = input_format
-        self.formats = {split: table_format(path, input_format) for split, path in self.files.items()}
+        self.kind_source = kind_source
+        self.formats = {split: check_table_file(path, f"--{split}_file", input_format)
+                        for split, path in self.files.items()}
         self.label_separator = label_separator or (saved or {}).get("label_separator")
         if multi_label and regression:
             raise ClassificationDataError("--multi_label and --regression: a task is one or the other")
         if isinstance(label_list, str):
-            label_list = [label.strip() for label in label_list.split(",")]
+            label_list = [strip_invisible(label) for label in label_list.split(",")]
         self.explicit_labels = bool(label_list)
         self.kind = (REGRESSION if regression else MULTI_LABEL if multi_label or label_separator else
                      (saved or {}).get("kind") if "train" not in self.files else None)
@@ -120,7 +127,7 @@ class OwnFilesProcessor(DataProcessor):
             unseen = sorted(set(self.label_counts) - set(labels))
             if unseen:
                 raise ClassificationDataError(f"{self.files['train']}: label {unseen[0]!r} is not in --label_list "
-                                              f"({', '.join(labels)}){_other_spelling(unseen[0], labels)}")
+                                              f"({', '.join(labels)}){validation.other_spelling(unseen[0], labels)}")
         elif "train" in self.files:
             labels = sorted_labels(self.label_counts)
         elif saved and saved.get("labels"):
@@ -173,7 +180,7 @@ class OwnFilesProcessor(DataProcessor):
 
     def _scan_training_labels(self):
         path = self.files["train"]
-        spellings = {}  # a label's _spelling key → (the label, the row it was first seen on)
+        spellings = {}  # a label's validation.spelling key → (the label, the row it was first seen on)
         for row_number, row in self._rows("train"):
             cell = row[self.columns.label]
             if self.kind is None:
@@ -183,12 +190,12 @@ class OwnFilesProcessor(DataProcessor):
             names = label if self.kind == MULTI_LABEL else () if self.kind == REGRESSION else (label,)
             if not self.explicit_labels:  # a --label_list that names both spellings makes them two classes
                 for name in names:
-                    first, first_row = spellings.setdefault(_spelling(name), (name, row_number))
+                    first, first_row = spellings.setdefault(validation.spelling(name), (name, row_number))
                     if first != name:
                         raise ClassificationDataError(
                             f"{path}, row {row_number}: label {name!r} and label {first!r} (row {first_row}) "
-                            f"{_how_alike(name, first)}: one class or two? Write them alike, or give --label_list "
-                            "naming both to keep two classes")
+                            f"{validation.how_alike(name, first)}: one class or two? Write them alike, or give "
+                            "--label_list naming both to keep two classes")
             self.label_counts.update(names)
 
     def _read(self, split):
@@ -208,7 +215,7 @@ class OwnFilesProcessor(DataProcessor):
                             raise ClassificationDataError(
                                 f"{where}: label {name!r} is not one of the labels {', '.join(self.label_list)}"
                                 + (" (those of the training file)" if not self.explicit_labels else "")
-                                + _other_spelling(name, self.label_list))
+                                + validation.other_spelling(name, self.label_list))
             examples.append(InputExample(f"{split}-{row_number}", text_a, text_b, label))
         return examples
 
@@ -223,10 +230,12 @@ class OwnFilesProcessor(DataProcessor):
         where = f"{path}, row {row_number}"
         column = self.columns.label
         if self.kind == REGRESSION:
-            number = _number(cell)
+            number = validation.number(cell)
             if number is None or not math.isfinite(number):
-                raise ClassificationDataError(f"{where}: label {cell!r} in column {column!r} is not a number "
-                                              "(--regression expects float labels)")
+                raise self._kind_error(f"{where}: label {cell!r} in column {column!r} is not a number",
+                                       "(--regression expects float labels)",
+                                       "so the labels must be numbers: distil a teacher fine-tuned on these classes "
+                                       "instead")
             return number
         if self.kind == MULTI_LABEL:
             if isinstance(cell, str):
@@ -238,57 +247,34 @@ class OwnFilesProcessor(DataProcessor):
                     except json.JSONDecodeError:
                         pass
             if not isinstance(cell, list):
-                raise ClassificationDataError(
-                    f"{where}: label {cell!r} in column {column!r} is not a list of labels; give a JSON list, or "
-                    "--label_separator to split a string (e.g. --label_separator='|')")
+                raise self._kind_error(
+                    f"{where}: label {cell!r} in column {column!r} is not a list of labels",
+                    "; give a JSON list, or --label_separator to split a string (e.g. --label_separator='|')",
+                    "so each label must be a list: give JSON lists or --label_separator, or distil a teacher "
+                    "fine-tuned on single labels")
             # Empty names (an empty list, "bug|" split) are no label: a row may have none.
             names = [_class_name(name, where, column) for name in cell]
             return tuple(dict.fromkeys(validation.label_name(name, f"{where}, column {column!r}") for name in names
-                                       if name.strip()))
+                                       if strip_invisible(name)))
         if isinstance(cell, list):
-            raise ClassificationDataError(f"{where}: label {cell!r} in column {column!r} is a list: a multi-label "
-                                          "task? Pass --multi_label")
-        label = validation.label_name(_class_name(cell, where, column), f"{where}, column {column!r}")
-        number = _number(label)
-        if (number is not None and math.isfinite(number) and not number.is_integer() and not self.explicit_labels):
-            raise ClassificationDataError(f"{where}: label {label!r} in column {column!r} is a number, not a class; "
-                                          "pass --regression for float labels (or --label_list to name the classes)")
-        return label
+            raise self._kind_error(f"{where}: label {cell!r} in column {column!r} is a list",
+                                   ": a multi-label task? Pass --multi_label",
+                                   "distil a teacher fine-tuned on these label lists (--multi_label)")
+        number = validation.number(cell)
+        if number is not None and math.isfinite(number) and not number.is_integer() and (
+                not self.explicit_labels or isinstance(cell, float)):  # a JSON float is never a class name
+            raise self._kind_error(f"{where}: label {cell!r} in column {column!r} is a number, not a class",
+                                   "; pass --regression for float labels" + (
+                                       "" if isinstance(cell, float) else " (or --label_list to name the classes)"),
+                                   "distil a teacher fine-tuned with --regression on these numbers")
+        return validation.label_name(_class_name(cell, where, column), f"{where}, column {column!r}")
 
-
-def _number(cell):
-    if isinstance(cell, bool):
-        return None
-    if isinstance(cell, (int, float)):
-        return float(cell)
-    try:
-        return float(cell)
-    except (TypeError, ValueError):
-        return None
-
-
-def _spelling(label):
-    """What two spellings of one label share: its number (1, "1.0", "1e0"), else its text case-folded in NFC form."""
-    number = _number(label)
-    if number is not None and math.isfinite(number):
-        return number
-    return unicodedata.normalize("NFC", label).casefold()
-
-
-def _how_alike(label, other):
-    if isinstance(_spelling(label), float):
-        return "are the same number"
-    if label.casefold() == other.casefold():
-        return "differ only in case"
-    return f"differ only in case or Unicode form ({ascii(label)} beside {ascii(other)})"  # they may look the same
-
-
-def _other_spelling(label, labels):
-    """A message's note on the label of `labels` that `label` is another spelling of, or ""."""
-    for other in labels:
-        if _spelling(other) == _spelling(label):
-            return f"; {label!r} and {other!r} {_how_alike(label, other)}"
-    return ""
+    def _kind_error(self, problem, flag_advice, source_advice):
+        """A label of another kind than the task's: with the flag that changes the kind, or, when something else
+        set the kind (`kind_source`), naming it with the advice that fits it."""
+        if self.kind_source and self.kind_source[0] == self.kind:
+            return ClassificationDataError(f"{problem}, but {self.kind_source[1]}: {source_advice}")
+        return ClassificationDataError(problem + (" " if flag_advice.startswith("(") else "") + flag_advice)
 
 
 def _class_name(value, where, column):
@@ -299,7 +285,7 @@ def _class_name(value, where, column):
         return json.dumps(value)
     if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
         return str(int(value))
-    if isinstance(value, float):
+    if isinstance(value, float):  # a multi-label list's
         raise ClassificationDataError(f"{where}: label {value!r} in column {column!r} is a number, not a class; "
                                       "pass --regression for float labels")
     raise ClassificationDataError(f"{where}: label {json.dumps(value)[:40]} in column {column!r} is not a class name")

@@ -3,6 +3,7 @@
 import tensorflow as tf
 
 from official_bert.classification.errors import ClassificationDataError
+from official_bert.io.files import check_input_file
 
 
 def open_task_file(path, mode="rb"):
@@ -20,8 +21,7 @@ def open_task_file(path, mode="rb"):
     """
     if not tf.io.gfile.exists(path):
         raise ClassificationDataError(f"{path}: file not found")
-    if tf.io.gfile.isdir(path):
-        raise ClassificationDataError(f"{path}: expected a file, found a directory")
+    check_input_file(path, "a tab-separated file", error=ClassificationDataError)
     return tf.io.gfile.GFile(path, mode)
 
 

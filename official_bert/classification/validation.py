@@ -2,16 +2,24 @@
 each function returns the value in the form the pipeline takes, or raises `ValidationError` in one line that
 begins with `where` (a file and row, or an argument and index such as "texts[3]") and says what was expected.
 
+A class label given by name is the name without the whitespace and invisible format characters around it ("pos ",
+"pos\u200b" and "\ufeffpos" are the class "pos"): they print alike, so they are one class. Names that still differ
+only in case, in Unicode form (NFC "café" and NFD "cafe\u0301") or by an invisible character inside are two spellings
+of one label (`spelling`): a reader refuses them side by side, and a message about a label that is not known names
+the known one it is another spelling of, both forms shown (`other_spelling`).
+
 TensorFlow-free: the data tools import it.
 """
 
 import math
 import numbers
+import unicodedata
 
 import numpy as np
 
 from official_bert.classification.errors import ClassificationDataError
 from official_bert.io.utf8 import not_utf8
+from official_bert.io.invisible import strip_invisible, without_format_characters
 
 
 class ValidationError(ClassificationDataError):
@@ -19,6 +27,7 @@ class ValidationError(ClassificationDataError):
     `fit` callers catch).
 
     Example:
+    >>> from official_bert.classification.validation import ValidationError
     >>> issubclass(ValidationError, ValueError)
     True
     """
@@ -75,8 +84,8 @@ def text(value, where):
 
 
 def label_name(value, where):
-    """A class label given by name, as the class it names: surrounding whitespace stripped ("pos " and "pos" are one
-    class), bytes decoded as UTF-8.
+    """A class label given by name, as the class it names: the whitespace and invisible format characters around it
+    stripped ("pos ", "pos\u200b" and "pos" are one class), bytes decoded as UTF-8.
 
     Args:
         value: the label.
@@ -89,7 +98,7 @@ def label_name(value, where):
         ValidationError: an empty (or all-space) name, or anything that is not a string.
 
     Example:
-    >>> label_name(" pos ", "y[0]")
+    >>> label_name(" pos\u200b", "y[0]")
     'pos'
     >>> label_name("  ", "y[1]")
     Traceback (most recent call last):
@@ -98,7 +107,7 @@ def label_name(value, where):
     """
     if not isinstance(value, (str, bytes)):
         raise ValidationError(f"{where}: label {_shown(value)} is not a class name (a string)")
-    name = text(value, where).strip()
+    name = strip_invisible(text(value, where))
     if not name:
         raise ValidationError(f"{where}: the label is empty")
     return name
@@ -199,3 +208,63 @@ of 0 or 1 (one per label)
         if not _is_number(item) or item not in (0, 1):
             raise ValidationError(f"{where}: {_shown(value)} holds {_shown(item)}; expected {expected}")
     return [int(item) for item in row]
+
+
+def number(value):
+    """`value` as a float when it is a number or a string of one ("1.0", "1e0"), else None (bools are not numbers).
+
+    Example:
+    >>> number("1e0"), number(2), number("pos"), number(True)
+    (1.0, 2.0, None, None)
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def spelling(label):
+    """What the spellings of one label share: its number (1, "1.0", "1e0"), else its text in NFC form, case-folded,
+    without format characters.
+
+    Example:
+    >>> spelling("1.0") == spelling("1"), spelling("Café") == spelling("cafe\u0301"), spelling("po\u200bs")
+    (True, True, 'pos')
+    """
+    value = number(label)
+    if value is not None and math.isfinite(value):
+        return value
+    return unicodedata.normalize("NFC", without_format_characters(label)).casefold()
+
+
+def how_alike(label, other):
+    """How two spellings of one label (`spelling`) differ, in words, both shown as escapes where they print alike.
+
+    Example:
+    >>> how_alike("Pos", "pos"), how_alike("1.0", "1")
+    ('differ only in case', 'are the same number')
+    >>> print(how_alike("po\\u200bs", "pos"))
+    differ only in an invisible character ('po\\u200bs' beside 'pos')
+    """
+    if isinstance(spelling(label), float):
+        return "are the same number"
+    if label.casefold() == other.casefold():
+        return "differ only in case"
+    if without_format_characters(label) == without_format_characters(other):
+        return f"differ only in an invisible character ({ascii(label)} beside {ascii(other)})"
+    return f"differ only in case or Unicode form ({ascii(label)} beside {ascii(other)})"  # they may look the same
+
+
+def other_spelling(label, labels):
+    """A message's note on the label of `labels` that `label` is another spelling of, or "".
+
+    Example:
+    >>> other_spelling("Pos", ["neg", "pos"]), other_spelling("neutral", ["neg", "pos"])
+    ("; 'Pos' and 'pos' differ only in case", '')
+    """
+    for other in labels:
+        if spelling(other) == spelling(label):
+            return f"; {label!r} and {other!r} {how_alike(label, other)}"
+    return ""

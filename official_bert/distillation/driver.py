@@ -13,7 +13,7 @@ import tempfile
 
 import tensorflow as tf
 
-from official_bert.checkpoints import detect
+from official_bert.checkpoints import case, detect
 from official_bert.distillation.errors import DistillationError
 from official_bert.distillation.student import Student, check_same_vocabulary, write_layers_from_teacher
 from official_bert.finetuning.driver import run_task
@@ -36,6 +36,7 @@ def distill(task, settings, student=Student(), watch=None):
         official_bert.errors.Error: bad settings, teacher, student or data (nothing is written then).
     """
     teacher = task.teacher
+    case.check_case(settings.do_lower_case, teacher.located, f"--teacher={teacher.path}")
     if settings.spm_model_file:
         raise DistillationError("--spm_model_file: the student reads the teacher's vocabulary (its vocab.txt)")
     if settings.vocab_file:

@@ -26,7 +26,8 @@ from official_bert.distillation.intermediate import FROZEN_STUDENT, Intermediate
 from official_bert.distillation.losses import DEFAULT_ALPHA, DEFAULT_TEMPERATURE, DistillationLoss, pack_targets
 from official_bert.finetuning.stream import TrainingRecords
 from official_bert.finetuning.task import FineTuningTask
-from official_bert.io.table_files import TEXT_COLUMN, TableFileError, read_columns, read_rows, table_format
+from official_bert.io.table_files import (TEXT_COLUMN, TableFileError, check_table_file, describe_columns, read_columns,
+                                          read_rows, table_format)
 from official_bert.tasks.classification import has_text_b
 from official_bert.tasks.own_files import OwnFilesTask
 
@@ -202,6 +203,10 @@ class DistillationTask(FineTuningTask):
                                     f"{LABEL_FILE}), but the flags ask for a {_kind(asked)} task")
         label_settings["multi_label"] = teacher.kind == MULTI_LABEL
         label_settings["regression"] = teacher.kind == REGRESSION
+        if not asked:  # the teacher's kind, not the flags': a label of another kind names the teacher as the cause
+            model = "model" if teacher.kind == REGRESSION else "classifier"
+            label_settings["kind_source"] = (teacher.kind, f"--teacher={teacher.path} is a {_kind(teacher.kind)} "
+                                                           f"{model} ({LABEL_FILE})")
         label_settings["label_separator"] = label_settings["label_separator"] or teacher.label_file.get(
             "label_separator")
         given = label_settings["label_list"]
@@ -226,12 +231,12 @@ class DistillationTask(FineTuningTask):
 
     def _check_unlabeled(self):
         path, columns = self.unlabeled.path, self.unlabeled.columns
-        try:
-            input_format = table_format(path, self.unlabeled.input_format)
-        except TableFileError as e:  # "<path>: cannot tell its format ..."
-            raise DistillationError(f"--unlabeled_file={e}") from None
         if not tf.io.gfile.exists(path):
             raise DistillationError(f"--unlabeled_file={path}: file not found")
+        try:
+            input_format = check_table_file(path, "--unlabeled_file", self.unlabeled.input_format, "--unlabeled_format")
+        except TableFileError as e:
+            raise DistillationError(str(e)) from None
         pair = has_text_b(self.task.processor) if not isinstance(self.task, OwnFilesTask) else bool(
             self.task.columns.text_b)
         if pair and (input_format == "text" or not columns.text_b):
@@ -240,8 +245,8 @@ class DistillationTask(FineTuningTask):
         found = read_columns(path, input_format)
         missing = [name for name in self.unlabeled.text_columns() if name not in found]
         if missing:
-            raise DistillationError(f"--unlabeled_file={path}: no column {missing[0]!r} (its columns: "
-                                    f"{', '.join(found)}); name the text's with --text_a_column")
+            raise DistillationError(f"--unlabeled_file={path}: no column {missing[0]!r} "
+                                    f"({describe_columns(found, missing[0])}); name the text's with --text_a_column")
 
     def load(self, settings, tokenizer):
         extra = (WithUnlabeled(self.task.processor, self.unlabeled), {UNLABELED: 1}) if self.unlabeled else None

@@ -20,7 +20,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from official_bert.checkpoints import causal, detect, load_checkpoint
+from official_bert.checkpoints import causal, detect, kinds, load_checkpoint
 from official_bert.classification import feature_dataset
 from official_bert.classification.own_files import read_label_file
 from official_bert.configs import BertConfig
@@ -38,6 +38,10 @@ from official_bert.networks.bert_encoder import BertEncoder
 
 # Bump when what the cached outputs hold, or how they are computed, changes.
 CACHE_FORMAT = 1
+# What --teacher reads (and nothing else: a .keras file alone lacks the vocabulary and labels beside it).
+TEACHER_FORMS = ("expected a run_classifier.py --output_dir, a fine-tuned classifier's checkpoint (a directory, a TF "
+                 "checkpoint prefix or a .safetensors file, with bert_config.json and vocab.txt beside it) or its "
+                 "--export_dir (or one version of it)")
 _HEAD = "output_weights"  # the classifier's kernel under its Google name, [num_outputs, hidden]
 _TF_FORMATS = ("google", "official_bert")
 
@@ -72,6 +76,16 @@ class Teacher:
         self.path = path
         self._identity = None
         self._model = None
+        if not tf.io.gfile.isdir(path):
+            version = os.path.dirname(os.fspath(path)) or "."
+            if _export_version(version) == version:  # e.g. its model.keras, which lists as a checkpoint format
+                raise DistillationError(f"--teacher={path}: a file of the export {version}; give the export's "
+                                        f"directory, --teacher={version} (or {os.path.dirname(version) or '.'}): a "
+                                        f"teacher export is read whole, its {KERAS_NAME} with the assets/vocab.txt and "
+                                        "labels.json beside it")
+            if os.fspath(path).endswith(".keras"):
+                raise DistillationError(f"--teacher={path}: a .keras file alone is not a teacher (it lacks the "
+                                        f"vocabulary and labels a distillation reads); {TEACHER_FORMS}")
         export = _export_version(path)
         if export:
             self._from_export(export)
@@ -81,23 +95,25 @@ class Teacher:
     def _from_checkpoint(self, path):
         best = best_checkpoint(path) if tf.io.gfile.isdir(path) else None
         try:
-            located = detect.locate(best[0] if best else path)
+            located = detect.locate(best[0] if best else path, TEACHER_FORMS)
             if located.config_file is None:
                 raise DistillationError(f"--teacher={path}: no bert_config.json beside its checkpoint")
             if located.vocab_file is None:
                 raise DistillationError(f"--teacher={path}: no vocab.txt beside its checkpoint")
+            kinds.check(located, "BertClassifier", f"--teacher={path}")
             config = BertConfig.from_json_file(located.config_file)
             self.config = causal.resolve_causal_attention(config, None, located.config_file, [located.path])
             self.num_outputs = head_size(located, _HEAD)
         except DistillationError:
             raise
         except Error as e:
-            raise DistillationError(f"--teacher={path}: {e}") from None
+            raise DistillationError(f"--teacher={path}: {str(e).removeprefix(f'{path}: ')}") from None
         if self.num_outputs is None:
             raise DistillationError(f"--teacher={path}: its checkpoint has no classifier head (expected a "
                                     "run_classifier.py output directory, a fine-tuned classifier's checkpoint or "
                                     "its export)")
         self.vocab_file = located.vocab_file
+        self.located = located
         weights = located.path + ".index" if located.format in _TF_FORMATS else located.path
         self._identity_files = [located.config_file, weights]
         self._checkpoint = located.path
@@ -120,6 +136,7 @@ class Teacher:
             raise DistillationError(f"--teacher={path}: the export serves a {type(model).__name__}, not a fine-tuned "
                                     "BertClassifier (a classification, multi-label or regression model)")
         self._model, self.config, self.num_outputs = model, model.encoder.config, model.num_classes
+        self.located = detect.Located("keras", keras_file, None, self.vocab_file)
         self._identity_files = [keras_file]
         self.label_file = read_label_file(version)
 

@@ -141,15 +141,23 @@ def export_classifier(export_dir, model, tokenizer, seq_length, label_list, *, t
                       **serving):
     """Exports a `BertClassifier` (or `BertMultipleChoice`) as the next version in export_dir; returns its path.
 
-    The signatures are those of `export_saved_model`; serving_default takes the raw text of
-    `classifier_serving_spec` and, like the others, returns logits, probabilities and label (or score).
-    serve_tensors and serve_examples take one row per window (the caller windows long texts).
+    The signatures are those of `export_saved_model`: serving_default takes raw text — `text_a` [batch], plus
+    `text_b` for sentence pairs (for multiple choice, the endings [batch, num_choices] with text_a the context) —
+    and, like the others, returns logits, probabilities and label (or score). serve_tensors and serve_examples
+    take one row per window (the caller windows long texts). Each request is padded to its own longest sequence.
 
     Args:
-        export_dir: the directory of versions.
+        export_dir: the directory of versions, as TF Serving's --model_base_path.
         model: the trained model.
-        tokenizer, seq_length, label_list, text_b, num_choices: as for `classifier_serving_spec`.
-        **serving: its doc_stride, window_pooling and pad_to_longest.
+        tokenizer: the model's `TokenizerSpec` (its in-graph layer tokenizes the requests).
+        seq_length: the max_seq_length the model was trained with.
+        label_list: the label strings in id order, or None for regression.
+        text_b: whether the task has a second sentence.
+        num_choices: the number of endings for multiple choice, else None.
+        **serving: `doc_stride` (0, the default, truncates long texts as the original; N cuts text_a into
+            windows N tokens apart, as run_classifier.py --doc_stride), `window_pooling` ("mean" or "max" of the
+            windows' logits), `pad_to_longest` (False pads every request to seq_length) and `thresholds` (a
+            multi-label model's decision threshold per label).
     """
     spec = classifier_serving_spec(tokenizer, seq_length, label_list, text_b=text_b, num_choices=num_choices,
                                    **serving)

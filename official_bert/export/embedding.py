@@ -78,7 +78,8 @@ def embedding_serving_spec(tokenizer, seq_length, dimensions=None, normalize=Fal
 
 def export_embedding(export_dir, encoder, tokenizer, seq_length, layers=(-1,), pooling="mean", normalize=True,
                      dimensions=None):
-    """Exports an `embedding_model` of `encoder` as the next version in export_dir; returns its path.
+    """Exports the sentence-embedding model of `encoder` (its layers pooled and normalised) as the next version in
+    export_dir; returns its path.
 
     Signatures (see `export_saved_model`): serving_default takes raw `text`; serve_tensors and serve_examples
     take the encoder's inputs (padded to seq_length); each returns `embedding`.
@@ -86,12 +87,17 @@ def export_embedding(export_dir, encoder, tokenizer, seq_length, layers=(-1,), p
     Args:
         export_dir: the directory of versions, as TF Serving's --model_base_path.
         encoder: a `BertEncoder` with its weights.
-        tokenizer, seq_length: as for `embedding_serving_spec`.
-        layers, pooling, normalize: as for `embedding_model`.
+        tokenizer: the model's `TokenizerSpec`.
+        seq_length: the most tokens of a text ([CLS] and [SEP] included); 256 for all-MiniLM-L6-v2.
+        layers: indexes into the encoder's `encoder_outputs` (-1 the last layer), pooled and concatenated.
+        pooling: "cls", "mean" or "max" over the real tokens.
+        normalize: L2-normalise each pooled vector.
         dimensions: serve the first this many dimensions (renormalised with `normalize`); None: all.
 
     Example:
     >>> import os, tempfile
+    >>> import tensorflow as tf
+    >>> from official_bert.export import export_embedding
     >>> from official_bert import BertConfig, BertEncoder
     >>> from official_bert.text.tokenizer_spec import TokenizerSpec
     >>> work = tempfile.mkdtemp()

@@ -18,8 +18,17 @@ Ids: a row's id is its value in the input's `id` column when every input file ha
 `id_column` names), else its number in its file (`FILE:NUMBER` over several files). Ids are written as they are:
 rows with the same id each come out once, in input order.
 
+Columns are checked per file before any row is read: an `id_column` or a kept column (`keep_columns`) that a file
+lacks (its header, or a JSON Lines file's first object) is refused naming the file and listing its columns, and a
+plain-text file has no columns to keep or take ids from. A kept column named like an output field (id, label, ...)
+is written as input_<name>, which the run says; names that still collide (`label` and `input_label` both kept) are
+refused: no value is ever dropped and no CSV has a column twice. A bad row (an empty text, a missing cell) stops the
+run, or with on_error="skip" goes to the errors file; a run whose every row is bad is an error, not an empty output.
+
 One run per output: a run holds the lock file `.<name>.lock` beside the output (`io.locks.output_file_lock`), and
-a second run on the same output refuses in one line naming the first (pid, host).
+a second run on the same output refuses in one line naming the first (pid, host). Before that, the output guard
+(`io.guard`) refuses an output or errors file that is an input, that the input glob matches, that lies inside the
+model, or that is a directory.
 
 Resuming: the output is written to a partial file beside the final one (`.<name>.partial`, or a local directory
 for a remote output), and after each window a state file records how many input rows and output bytes are
@@ -29,7 +38,9 @@ same rows, the batches and so the bytes are those of an uninterrupted run. The f
 row is written (a rename). Inputs and model are recognized by their content, not their paths: a model exported
 again to the same directory, or an input rewritten in place, starts over (saying so in one line). The model's
 content is its saved_model.pb, its variables' index (which holds a checksum of every weight) and its assets; a
-local input's is its bytes, a remote one's its size and modification time (not read twice).
+local input's is its bytes, a remote one's its size and modification time (not read twice). The inputs are
+fingerprinted again once read: an input rewritten, truncated or appended to during the run is refused, and the
+output not written.
 """
 
 import collections
@@ -47,11 +58,13 @@ import tensorflow as tf
 
 from official_bert.errors import Error, Interrupted
 from official_bert.export.tflite import saved_model_version
+from official_bert.io import guard
 from official_bert.io.atomic import atomic_path, write_text
 from official_bert.io.files import is_remote
 from official_bert.io.locks import output_file_lock
 from official_bert.io.paths import files_under, hash_file
-from official_bert.io.table_files import TableFileError, read_columns, read_rows, table_format
+from official_bert.io.table_files import (TableFileError, check_table_file, describe_columns, read_columns, read_rows,
+                                          table_format)
 
 OUTPUT_FORMATS = ("jsonl", "csv")
 ON_ERROR = ("fail", "skip")
@@ -305,9 +318,72 @@ def _column_map(model, files, input_format, columns):
             header = read_columns(path, input_format)
             for name, column in sorted(mapping.items()):
                 if column not in header and name not in OPTIONAL_INPUTS:
-                    raise PredictionError(f"{path}: no column {column!r} for the input {name} (its columns: "
-                                          f"{', '.join(header)}); name it with --columns={name}=COLUMN")
+                    raise PredictionError(f"{path}: no column {column!r} for the input {name} "
+                                          f"({describe_columns(header, column)}); name it with --columns={name}=COLUMN")
     return mapping
+
+
+def kept_names(keep, model, output_format):
+    """The output names of the kept input columns `keep`: a column named like one of the output's own (the id, an
+    answer field, a CSV output column, a classifier's probability_<label>) as input_<name>, others as they are.
+
+    Raises:
+        PredictionError: a column kept twice, or two names that would still be one (label and input_label), which
+            would drop a value (JSON Lines) or write a column twice (CSV).
+
+    Example:
+    >>> from types import SimpleNamespace
+    >>> classifier = SimpleNamespace(kind="classifier", answer_fields=("label", "probabilities"))
+    >>> kept_names(["date", "label"], classifier, "csv")
+    ('date', 'input_label')
+    >>> kept_names(["label", "input_label"], classifier, "jsonl")
+    Traceback (most recent call last):
+    ...
+    official_bert.export.file_prediction.PredictionError: --keep_columns=label,input_label: the columns 'label' \
+(written as 'input_label': the output has its own 'label') and 'input_label' would both be written as 'input_label': \
+keep one of them, or rename one in the input
+    """
+    flag = f"--keep_columns={','.join(keep)}"
+    repeated = [column for i, column in enumerate(keep) if column in keep[:i]]
+    if repeated:
+        raise PredictionError(f"{flag}: names the column {repeated[0]!r} twice")
+    taken = {"id", *model.answer_fields}
+    if output_format == "csv":
+        taken |= set(_Formatter.static_columns(model))
+    probabilities = output_format == "csv" and model.kind == "classifier"  # its probability_<label> columns
+    names = [f"input_{column}" if column in taken or probabilities and column.startswith("probability_") else column
+             for column in keep]
+
+    def shown(column, name):
+        return repr(column) if column == name else f"{column!r} (written as {name!r}: the output has its own " \
+                                                   f"{column!r})"
+
+    for i, (column, name) in enumerate(zip(keep, names)):
+        if name in names[:i]:
+            first = names.index(name)
+            raise PredictionError(f"{flag}: the columns {shown(keep[first], name)} and {shown(column, name)} would "
+                                  f"both be written as {name!r}: keep one of them, or rename one in the input")
+        if name in taken:
+            raise PredictionError(f"{flag}: the column {shown(column, name)} would be written as {name!r}, a name "
+                                  "the output has too: rename it in the input")
+    return tuple(names)
+
+
+def _check_columns(files, input_format, keep, id_column):
+    """Refuses, before any row is read, an id or kept column that an input file lacks, and a plain-text input
+    given either (it has no columns)."""
+    wanted = [(column, "to keep (--keep_columns)") for column in keep]
+    if id_column:
+        wanted.append((id_column, "for the ids (--id_column)"))
+    for path in files if wanted else ():
+        if table_format(path, input_format) == "text":
+            flags = sorted({flag for _, flag in wanted})
+            raise PredictionError(f"{path}: plain text has no columns (one text per line), so none "
+                                  f"{' or '.join(flags)}; give a CSV, TSV or JSON Lines file for those")
+        columns = read_columns(path, input_format)
+        for column, purpose in wanted:
+            if column not in columns:
+                raise PredictionError(f"{path}: no column {column!r} {purpose} ({describe_columns(columns, column)})")
 
 
 def _rows(files, input_format, mapping, id_column, keep, start):
@@ -469,8 +545,7 @@ class _Formatter:
 
     def __init__(self, output_format, keep, model):
         self.output_format, self.keep, self.model = output_format, tuple(keep), model
-        taken = {"id", *model.answer_fields}
-        self.kept_names = tuple(f"input_{c}" if c in taken else c for c in self.keep)
+        self.kept_names = kept_names(self.keep, model, output_format)
 
     def header(self):
         if self.output_format != "csv":
@@ -482,6 +557,14 @@ class _Formatter:
         if model.kind == "classifier":
             return ["label"] + ([f"probability_{label}" for label in model.labels] if model.labels else
                                 ["probabilities"])
+        return self.static_columns(model)
+
+    @staticmethod
+    def static_columns(model):
+        """The CSV output's columns known before the first batch (a classifier's probability_<label> columns are
+        named once its labels are found)."""
+        if model.kind == "classifier":
+            return ["label", "probabilities"]
         return {"squad": ["answer", "score"], "ner": ["entities"], "embedding": ["embedding"],
                 "regression": ["score"]}.get(model.kind, list(model.output_names))
 
@@ -620,7 +703,7 @@ def predict_files(saved_model_dir, input_file, output_file, *, input_format=None
             else the row's number in its file (`io.table_files`), "FILE:NUMBER" when several files are read; "":
             the row's number even so.
         keep_columns: input columns copied to the output; one named like an output field (id, label, ...)
-            is written as input_<name>.
+            is written as input_<name> (`report` says so); names that would still collide are refused.
         batch_size: rows per call of the model.
         window: rows sorted by length together (None: 32 batches); the resume granularity too.
         length_batching: sort a window's rows by length (False: batches in input order).
@@ -630,9 +713,9 @@ def predict_files(saved_model_dir, input_file, output_file, *, input_format=None
         signature: the signature to call.
         report: called with each progress line.
 
-    Returns a `PredictionSummary`. Raises `PredictionError` on bad input (nothing partial is left), `LockError`
-    when another run writes output_file, `errors.Interrupted` on Ctrl-C / SIGTERM (saying how many rows are kept
-    for the same call to continue after).
+    Returns a `PredictionSummary`. Raises `PredictionError` on bad input (nothing partial is left; a run whose every
+    row is bad is one too), `LockError` when another run writes output_file, `errors.Interrupted` on Ctrl-C /
+    SIGTERM (saying how many rows are kept for the same call to continue after).
 
     Example:
     >>> import tempfile
@@ -659,6 +742,9 @@ def predict_files(saved_model_dir, input_file, output_file, *, input_format=None
         raise PredictionError(f"--batch_size={batch_size}, --length_window={window}: expected positive numbers")
     window = window or 32 * batch_size
     errors_file = errors_file or os.fspath(output_file) + ".errors.jsonl"
+    guard.check_outputs([guard.Write("--output_file", output_file), guard.Write("--errors_file", errors_file)],
+                        [guard.Read("--input_file", input_file, guard.FILES),
+                         guard.Read("--saved_model_dir", saved_model_dir, guard.MODEL)])
     started = time.monotonic()
     files = input_files(input_file)
     with output_file_lock(output_file, "--output_file"):
@@ -673,16 +759,21 @@ def _predict(saved_model_dir, input_file, files, output_file, errors_file, start
     """`predict_files` once its arguments are checked and its output locked."""
     try:
         for path in files:
-            table_format(path, input_format)
+            check_table_file(path, "--input_file", input_format)
         model = ServedModel(saved_model_dir, signature)
         load_seconds = time.monotonic() - started
         mapping = _column_map(model, files, input_format, columns)
+        keep = tuple(keep_columns)
+        _check_columns(files, input_format, keep, id_column)
         if id_column is None:
             has_ids = all(ID_COLUMN in (read_columns(path, input_format) or ()) for path in files)
             id_column = ID_COLUMN if has_ids else ""
     except TableFileError as e:
         raise PredictionError(str(e)) from None
-    keep = tuple(keep_columns)
+    renamed = [(column, name) for column, name in zip(keep, kept_names(keep, model, output_format)) if column != name]
+    if renamed and report:
+        report("--keep_columns: " + ", ".join(f"{column!r} is written as {name!r}" for column, name in renamed)
+               + " (the output has its own)")
     settings = dict(input_format=input_format, output_format=output_format, columns=sorted(mapping.items()),
                     id_column=id_column, keep=keep, batch_size=batch_size, window=window,
                     length_batching=length_batching, on_error=on_error, signature=signature)
@@ -717,6 +808,8 @@ def _predict(saved_model_dir, input_file, files, output_file, errors_file, start
                     answers[i] = answer
             yield rows_of_window, answers
 
+    first_bad = []  # the first skipped row of this run, for the message when no row is good
+
     def formatted():
         """(output bytes, errors bytes, rows, written, skipped) of each window, in input order."""
         rows, written, skipped = output.rows, output.written, output.skipped
@@ -730,6 +823,7 @@ def _predict(saved_model_dir, input_file, files, output_file, errors_file, start
                 if row.error:
                     errors.append(_error_line(row))
                     skipped += 1
+                    first_bad[:] = first_bad or [row]
                 else:
                     data.append(formatter.row(row, answer))
                     written += 1
@@ -743,6 +837,15 @@ def _predict(saved_model_dir, input_file, files, output_file, errors_file, start
                 progress.update(rows)
         if output.rows == 0:
             raise PredictionError(f"--input_file={input_file}: no rows to predict")
+        if _inputs_identity(files)[0] != inputs:
+            raise PredictionError(f"--input_file={input_file}: the input changed while it was read (rewritten, "
+                                  "truncated or appended to): its rows would mix two versions; nothing was written, "
+                                  "rerun once it is final")
+        if output.written == 0:
+            bad = first_bad[0] if first_bad else None
+            first = f"; the first, {bad.file}, row {bad.number}: {bad.error}" if bad else ""
+            raise PredictionError(f"--input_file={input_file}: every row is bad ({output.skipped:,} of "
+                                  f"{output.rows:,}){first}; nothing written")
     except Error:
         output.discard()  # bad input: a rerun needs another input, so nothing here can be continued
         raise

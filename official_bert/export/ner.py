@@ -202,6 +202,9 @@ def export_ner(export_dir, model, tokenizer, seq_length, labels, doc_stride=64):
     Args:
         export_dir: the directory of versions (TF Serving's --model_base_path).
         model: the model.
-        tokenizer, seq_length, labels, doc_stride: as for `ner_serving_spec`.
+        tokenizer: the model's `TokenizerSpec` (a WordPiece vocabulary).
+        seq_length: --max_seq_length.
+        labels: the model's tags, in id order.
+        doc_stride: --doc_stride, between windows of a long text.
     """
     return export_saved_model(export_dir, model, ner_serving_spec(tokenizer, seq_length, labels, doc_stride))

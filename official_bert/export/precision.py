@@ -21,7 +21,7 @@ INFERENCE_POLICIES = {"bf16": "bfloat16"}
 
 
 class ExportPrecisionError(Error):
-    """An --export_precision value that is not one of EXPORT_PRECISIONS."""
+    """An --export_precision value that is not "auto", "fp32" or "bf16"."""
 
 
 def resolve_export_precision(value, cpu_flags=None, gpu_capabilities=None):
@@ -33,6 +33,7 @@ def resolve_export_precision(value, cpu_flags=None, gpu_capabilities=None):
         gpu_capabilities: (major, minor) of each visible GPU (default: asked of TensorFlow).
 
     Example:
+    >>> from official_bert.export.precision import resolve_export_precision
     >>> resolve_export_precision("auto", cpu_flags={"avx2"}, gpu_capabilities=[])
     'fp32'
     >>> resolve_export_precision("auto", cpu_flags={"avx2", "amx_bf16"}, gpu_capabilities=[])

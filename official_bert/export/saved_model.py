@@ -58,7 +58,8 @@ class ServingSpec:
 def export_saved_model(export_dir, model, spec):
     """Writes `model` with the signatures of `spec` as the next version export_dir/<n>/ and returns its path.
 
-    The version is written under a temporary name and renamed when complete (see `versions.py`).
+    The version is written under a temporary name and renamed when complete, so that TF Serving, which watches
+    the directory, never loads half a version.
 
     Args:
         export_dir: the directory of versions, as TF Serving's --model_base_path.
@@ -66,8 +67,12 @@ def export_saved_model(export_dir, model, spec):
         spec: a `ServingSpec`.
 
     Example:
+    >>> import os
+    >>> import tensorflow as tf
     >>> import tempfile, keras
-    >>> inputs = {name: keras.Input((4,), dtype="int32", name=name) for name in ENCODER_INPUTS}
+    >>> from official_bert.export import ServingSpec, export_saved_model
+    >>> inputs = {name: keras.Input((4,), dtype="int32", name=name) for name in
+    ...           ("input_word_ids", "input_mask", "input_type_ids")}
     >>> total = keras.layers.Add()([keras.ops.cast(x, "float32") for x in inputs.values()])
     >>> model = keras.Model(inputs, keras.layers.Dense(1)(total))
     >>> def preprocess(text):  # a stand-in: characters as ids

@@ -24,9 +24,11 @@ import collections
 
 import tensorflow as tf
 
+from official_bert import families
 from official_bert.export.saved_model import ServingSpec, export_saved_model
 from official_bert.squad.features import check_lengths
 from official_bert.text import BertTokenizer
+from official_bert.text.packing import packing_of
 
 SquadWindows = collections.namedtuple("SquadWindows", [
     "inputs", "example", "num_windows", "doc_offset", "doc_length", "doc_start", "max_context", "token_starts",
@@ -79,10 +81,12 @@ def squad_windows(tokenizer, question, context, seq_length, doc_stride, max_quer
     ([[2, 4, 3, 5, 3]], [[1, 1, 1, 1, 1]])
     """
     special = tokenizer.get_special_tokens_dict()
-    query = tokenizer(question)[0].merge_dims(1, 2)[:, :max_query_length]
-    doc_ids, token_starts, token_ends = (tokens.merge_dims(1, 2) for tokens in tokenizer(context))
+    # [CLS] question [SEP] window [SEP], or RoBERTa's <s> question </s></s> window </s> (one token type).
+    layout = packing_of(tokenizer)
+    query = _tokens(tokenizer(question)[0])[:, :max_query_length]
+    doc_ids, token_starts, token_ends = (_tokens(tokens) for tokens in tokenizer(context))
     num_tokens = doc_ids.row_lengths()
-    room = seq_length - query.row_lengths() - 3  # [CLS], [SEP], [SEP]
+    room = seq_length - query.row_lengths() - layout.special_count(pair=True)
     # Windows start every doc_stride tokens until one reaches the end (an empty context still gets one); as the
     # original, a stride longer than a window moves by the window, so that windows touch.
     stride = tf.minimum(tf.constant(doc_stride, tf.int64), room)
@@ -97,9 +101,10 @@ def squad_windows(tokenizer, question, context, seq_length, doc_stride, max_quer
     def column(token):
         return tf.fill([tf.size(example), 1], tf.constant(token, tf.int32))
 
-    word_ids = tf.concat([column(special["start_of_sequence_id"]), tf.gather(query, example),
-                          column(special["end_of_segment_id"]), doc, column(special["end_of_segment_id"])], axis=1)
-    doc_offset = tf.gather(query.row_lengths(), example) + 2
+    separators = [column(special["end_of_segment_id"])] * layout.pair_separators
+    word_ids = tf.concat([column(special["start_of_sequence_id"]), tf.gather(query, example), *separators, doc,
+                          column(special["end_of_segment_id"])], axis=1)
+    doc_offset = tf.gather(query.row_lengths(), example) + 1 + layout.pair_separators
     # A window's final [SEP] sits at doc_offset + doc_length; an empty batch has no positions.
     width = (tf.maximum(tf.reduce_max(doc_offset + doc_length) + 1, 0) if pad_to_longest else seq_length)
     position = tf.range(width, dtype=tf.int64)[None, :]
@@ -108,7 +113,8 @@ def squad_windows(tokenizer, question, context, seq_length, doc_stride, max_quer
     second_segment = (position >= doc_offset[:, None]) & (position <= doc_end)
     inputs = {"input_word_ids": word_ids.to_tensor(0, shape=[None, seq_length])[:, :width],
               "input_mask": tf.cast(position <= doc_end, tf.int32),
-              "input_type_ids": tf.cast(second_segment, tf.int32)}
+              "input_type_ids": tf.cast(second_segment if layout.second_segment_type else tf.zeros_like(second_segment),
+                                        tf.int32)}
 
     best = _max_context_window(doc_ids, num_tokens, room, num_windows, stride)
     flat = tf.clip_by_value(doc_start[:, None] + position - doc_offset[:, None], 0,
@@ -226,7 +232,7 @@ def squad_serving_spec(tokenizer, seq_length, doc_stride=128, max_query_length=6
     `start_logits` and `end_logits` of each window.
 
     Args:
-        tokenizer: the model's `TokenizerSpec` (a WordPiece vocabulary).
+        tokenizer: the model's `TokenizerSpec` (a WordPiece vocabulary, or a RoBERTa's or XLM-R's tokenizer).
         seq_length, doc_stride, max_query_length: run_squad.py's flags (the windows).
         n_best_size, max_answer_length, version_2_with_negative, null_score_diff_threshold: run_squad.py's
             flags (the span choice; see `choose_answers`).
@@ -242,20 +248,28 @@ def squad_serving_spec(tokenizer, seq_length, doc_stride=128, max_query_length=6
     ['context', 'question']
     """
     check_lengths(seq_length, doc_stride, max_query_length)
+    # SentencePiece's pieces ("▁word") span the space before them: the answer is stripped of it.
+    strip = tokenizer.kind == families.SENTENCEPIECE
     tokenizer = squad_tokenizer_layer(tokenizer)
 
     def serve_text(call_model, question, context):
         windows = squad_windows(tokenizer, question, context, seq_length, doc_stride, max_query_length,
                                 pad_to_longest)
         logits = call_model(windows.inputs)
-        return choose_answers(windows, context, logits["start_logits"], logits["end_logits"], n_best_size,
-                              max_answer_length, version_2_with_negative, null_score_diff_threshold)
+        answers = choose_answers(windows, context, logits["start_logits"], logits["end_logits"], n_best_size,
+                                 max_answer_length, version_2_with_negative, null_score_diff_threshold)
+        return {**answers, "answer": tf.strings.strip(answers["answer"])} if strip else answers
 
     def postprocess(logits):
         return {"start_logits": logits["start_logits"], "end_logits": logits["end_logits"]}
 
     text = tf.TensorSpec([None], tf.string)
     return ServingSpec({"question": text, "context": text}, serve_text, postprocess, (seq_length,), (tokenizer,))
+
+
+def _tokens(ids):
+    """A tokenizer's [batch, (words), (pieces)] (or SentencePiece's [batch, (pieces)]) as [batch, (tokens)]."""
+    return ids.merge_dims(1, 2) if ids.ragged_rank > 1 else ids
 
 
 def squad_tokenizer_layer(tokenizer):
@@ -272,6 +286,8 @@ def export_squad(export_dir, model, tokenizer, seq_length, **options):
         model: the model.
         tokenizer: the model's `TokenizerSpec`.
         seq_length: --max_seq_length.
-        **options: the other arguments of `squad_serving_spec`.
+        **options: run_squad.py's flags of the same names: `doc_stride`, `max_query_length` (the windows),
+            `n_best_size`, `max_answer_length`, `version_2_with_negative`, `null_score_diff_threshold` (the span
+            choice) and `pad_to_longest` (serving_default pads each request's windows to the longest of them).
     """
     return export_saved_model(export_dir, model, squad_serving_spec(tokenizer, seq_length, **options))

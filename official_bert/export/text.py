@@ -7,7 +7,8 @@ from official_bert.text import BertPackInputs
 
 
 class TextPacker:
-    """Packs raw text as `classification.convert_single_example` does: [CLS] A [SEP] (B [SEP]), zero-padded.
+    """Packs raw text as `classification.convert_single_example` does: [CLS] A [SEP] (B [SEP]), zero-padded (in the
+    tokenizer's own layout: RoBERTa's <s> A </s></s> B </s>).
 
     As there, a row is a pair only where text_b tokenizes to something; otherwise it is packed as a single
     sentence (keeping seq_length - 2 tokens of A, not seq_length - 3).
@@ -40,7 +41,7 @@ class TextPacker:
     def __init__(self, tokenizer, seq_length, pad_to_longest=False):
         self.tokenizer = tokenizer
         self.pad_to_longest = pad_to_longest
-        self._pack = BertPackInputs(seq_length, special_tokens_dict=tokenizer.get_special_tokens_dict())
+        self._pack = BertPackInputs.for_tokenizer(seq_length, tokenizer)
 
     def pack(self, text_a, text_b=None):
         """Strings [batch] (and [batch]) → {"input_word_ids", "input_mask", "input_type_ids"}, int32 [batch, T]."""

@@ -111,6 +111,8 @@ def export_tfhub(export_dir, encoder, tokenizer, seq_length=128):
 
     Example:
     >>> import os, tempfile
+    >>> import tensorflow as tf
+    >>> from official_bert.export import export_tfhub
     >>> from official_bert import BertConfig, BertEncoder
     >>> from official_bert.text.tokenizer_spec import TokenizerSpec
     >>> work = tempfile.mkdtemp()

@@ -50,8 +50,8 @@ class TfliteExport:
 
     Args:
         model_path: model.tflite (token ids in).
-        text_model_path: text_model.tflite (raw text in), or None where the converter could not write it ...
-        text_problem: ... and then why, naming the blocking ops.
+        text_model_path: text_model.tflite (raw text in), or None where the converter could not write it.
+        text_problem: None, or why text_model.tflite was not written, naming the blocking ops.
         assets: the SavedModel's assets copied beside them (the vocabulary an app tokenizes with).
     """
 
@@ -91,7 +91,8 @@ def convert_signature(saved_model_dir, signature, quantization="none", select_tf
     Args:
         saved_model_dir: the SavedModel (a version directory).
         signature: the signature's name.
-        quantization: one of `QUANTIZATIONS`.
+        quantization: "none" (float32), "dynamic_int8" (weights stored as int8, about a quarter of the size;
+            activations stay float) or "float16" (weights stored as float16, half the size).
         select_tf_ops: allow TensorFlow ops that have no builtin (the Flex delegate runs them); False converts
             with builtin ops only and fails on any other.
 
@@ -142,25 +143,30 @@ def export_tflite(saved_model_version_dir, output_dir, quantization="none", text
     The directory is written whole under a temporary name and renamed into place, with the SavedModel's assets
     (vocab.txt) beside the models. An earlier output of this function there is replaced; anything else there —
     a user's files in the directory, a regular file at its path — is refused before the conversion and left as it
-    is (`io.atomic.atomic_directory`). A SavedModel that computes in bfloat16 is converted from its float32 twin
-    (`float32_saved_model`).
+    is. A SavedModel that computes in bfloat16 is converted from its float32 twin (the same graph and weights with
+    every bfloat16 made float32).
 
     Args:
         saved_model_version_dir: a SavedModel of `export_saved_model`, or its export directory (its newest
             version is converted).
         output_dir: where to write them (local or any gfile filesystem): new, empty, or an earlier output of
             this function.
-        quantization: one of `QUANTIZATIONS`.
+        quantization: "none" (float32), "dynamic_int8" (weights stored as int8, about a quarter of the size;
+            activations stay float) or "float16" (weights stored as float16, half the size).
         text_model: also try text_model.tflite.
 
     Returns a `TfliteExport`. Raises `LiteRtExportError` when model.tflite cannot be converted, `OutputError`
     when output_dir holds something else.
 
     Example:
+    >>> import os
+    >>> import tempfile
+    >>> import tensorflow as tf
     >>> import keras
+    >>> from official_bert.export.tflite import export_tflite
     >>> from official_bert.export.saved_model import ServingSpec, export_saved_model
-    >>> from official_bert.models.task_model import ENCODER_INPUTS
-    >>> inputs = {name: keras.Input((4,), dtype="int32", name=name) for name in ENCODER_INPUTS}
+    >>> inputs = {name: keras.Input((4,), dtype="int32", name=name) for name in
+    ...           ("input_word_ids", "input_mask", "input_type_ids")}
     >>> total = keras.layers.Add()([keras.ops.cast(x, "float32") for x in inputs.values()])
     >>> model = keras.Model(inputs, keras.layers.Dense(2)(total))
     >>> def pack(text):

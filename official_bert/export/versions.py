@@ -10,7 +10,7 @@ import uuid
 
 import tensorflow as tf
 
-from official_bert.io.atomic import move_tree, remove_tree, temporary_path
+from official_bert.io.atomic import OutputError, move_tree, remove_tree, temporary_path
 from official_bert.io.files import is_remote, remove_stale_temporaries
 
 
@@ -51,16 +51,19 @@ def write_new_version(export_dir, write):
     ...     open(os.path.join(directory, "saved_model.pb"), "w").close()
     >>> [os.path.basename(write_new_version(export_dir, write)) for _ in range(2)]
     ['1', '2']
+    >>> _ = open(os.path.join(export_dir, "3"), "w").write("a file of the user's, named like a version")
+    >>> os.path.basename(write_new_version(export_dir, write))
+    '4'
     >>> sorted(os.listdir(export_dir))
-    ['1', '2']
+    ['1', '2', '3', '4']
     """
     remove_stale_temporaries(export_dir)  # killed exports' (a running one's is left alone)
     tmp = temporary_path(os.path.join(export_dir, f"version-{uuid.uuid4().hex[:8]}"))
     tf.io.gfile.makedirs(tmp)
     try:
         write(tmp)
-        while True:
-            target = os.path.join(export_dir, str((versions(export_dir) or [0])[-1] + 1))
+        for _ in range(_ATTEMPTS):
+            target = os.path.join(export_dir, str(_next_number(export_dir)))
             try:
                 move_tree(tmp, target)
                 return target
@@ -73,5 +76,18 @@ def write_new_version(export_dir, write):
                     raise
                 if not tf.io.gfile.exists(target):
                     raise  # else another exporter took this number meanwhile: try the next
+        raise OutputError(f"{export_dir}: no free version number after {_ATTEMPTS} attempts (other exports keep "
+                          "taking them?)")
     finally:
         remove_tree(tmp)
+
+
+# Tries at a free version number: each failed try means another exporter took one meanwhile.
+_ATTEMPTS = 100
+
+
+def _next_number(export_dir):
+    """One more than every numbered name in export_dir, directories or not: a user's file named `2` is skipped
+    over, never taken for a free number."""
+    names = (name.rstrip("/") for name in tf.io.gfile.listdir(export_dir))
+    return max([int(name) for name in names if name.isdigit()] + [0]) + 1

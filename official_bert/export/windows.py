@@ -7,6 +7,7 @@ import collections
 import tensorflow as tf
 
 from official_bert.text.pack_inputs import truncated_lengths
+from official_bert.text.packing import packing_of
 
 DocumentWindows = collections.namedtuple("DocumentWindows", ["inputs", "example", "num_windows"])
 DocumentWindows.__doc__ = """The windows of a batch of documents, in document order.
@@ -49,9 +50,10 @@ def document_windows(packer, seq_length, doc_stride, text_a, text_b=None):
     length_a = tokens_a.row_lengths()
     room = tf.fill(tf.shape(length_a), tf.constant(seq_length - 2, tf.int64))
     if text_b is not None:
+        pair_budget = seq_length - packing_of(packer.tokenizer).special_count(pair=True)  # RoBERTa's pairs take 4
         tokens_b = packer.tokenizer(text_b).merge_dims(1, -1)
-        keep_b = truncated_lengths([length_a, tokens_b.row_lengths()], seq_length - 3)[1]
-        room = tf.where(tokens_b.row_lengths() > 0, seq_length - 3 - keep_b, room)
+        keep_b = truncated_lengths([length_a, tokens_b.row_lengths()], pair_budget)[1]
+        room = tf.where(tokens_b.row_lengths() > 0, pair_budget - keep_b, room)
         tokens_b = tf.ragged.boolean_mask(tokens_b, tf.ragged.range(tokens_b.row_lengths()) < keep_b[:, None])
     # As squad.features.make_doc_spans: a stride past the room would skip tokens, so windows then touch.
     stride = tf.maximum(tf.minimum(tf.cast(doc_stride, tf.int64), room), 1)

@@ -8,6 +8,8 @@ import tensorflow as tf
 
 from official_bert.classification.features import truncate_seq_pair
 from official_bert.features.errors import FeatureError
+from official_bert.io.files import check_input_file
+from official_bert.text.packing import packing_of
 
 # The original's pattern: greedy, so a line with several " ||| " splits at the last.
 _PAIR = re.compile(r"^(.*) \|\|\| (.*)$")
@@ -86,8 +88,7 @@ def read_inputs(path):
     """
     if not tf.io.gfile.exists(path):
         raise FeatureError(f"--input_file={path}: file not found")
-    if tf.io.gfile.isdir(path):
-        raise FeatureError(f"--input_file={path}: expected a file, found a directory")
+    check_input_file(path, "a text file, one input per line", "--input_file", FeatureError)
     if tf.io.gfile.stat(path).length == 0:
         raise FeatureError(f"--input_file={path}: the file is empty; expected one text per line")
     return _read_lines(path)
@@ -108,7 +109,7 @@ def tokenize_input(text_input, tokenizer, seq_length):
     """The original's `convert_examples_to_features` for one input, without the padding.
 
     A pair is a pair only when text_b tokenizes to something; it is truncated one token at a time from the
-    longer text to seq_length - 3 tokens, a single text to its first seq_length - 2.
+    longer text to seq_length - 3 tokens (RoBERTa's layout: - 4), a single text to its first seq_length - 2.
 
     Args:
         text_input: a `TextInput`.
@@ -124,16 +125,13 @@ def tokenize_input(text_input, tokenizer, seq_length):
     >>> tokenized.tokens, tokenized.input_ids, tokenized.input_type_ids
     (('[CLS]', 'the', 'cat', '[SEP]', 'the', '[SEP]'), (2, 4, 5, 3, 4, 3), (0, 0, 0, 0, 1, 1))
     """
+    layout = packing_of(tokenizer)  # RoBERTa's and XLM-R's: <s> A </s></s> B </s>
     tokens_a = tokenizer.tokenize(text_input.text_a)
     tokens_b = tokenizer.tokenize(text_input.text_b) if text_input.text_b else []
     if tokens_b:
-        truncate_seq_pair(tokens_a, tokens_b, seq_length - 3)
+        truncate_seq_pair(tokens_a, tokens_b, max(seq_length - layout.special_count(pair=True), 0))
     else:
         tokens_a = tokens_a[:seq_length - 2]
-    tokens = ["[CLS]", *tokens_a, "[SEP]"]
-    type_ids = [0] * len(tokens)
-    if tokens_b:
-        tokens += [*tokens_b, "[SEP]"]
-        type_ids += [1] * (len(tokens_b) + 1)
+    tokens, type_ids = layout.pack(tokens_a, tokens_b)
     return TokenizedInput(text_input.unique_id, tuple(tokens), tuple(tokenizer.convert_tokens_to_ids(tokens)),
                           tuple(type_ids))

@@ -8,12 +8,14 @@ behind `FineTuningTask`, which is handed what this module builds (the tokenizer 
 stream, the export) rather than the flags that make them.
 """
 
+import dataclasses
+
 import keras
 from absl import logging
 
-from official_bert import distribution, tokenization
+from official_bert import distribution
 from official_bert.batch_padding import padding_bucket_width
-from official_bert.checkpoints import causal
+from official_bert.checkpoints import causal, kinds
 from official_bert.configs import BertConfig
 from official_bert.export.precision import INFERENCE_POLICIES, resolve_export_precision
 from official_bert.export.saved_model import export_saved_model
@@ -25,7 +27,7 @@ from official_bert.finetuning.schedule import fine_tuning_schedule
 from official_bert.finetuning.sweep import chosen_run_note
 from official_bert.io import output_lock, write_eval_results
 from official_bert.networks.bert_encoder import BertEncoder
-from official_bert.training.options import MIXED_PRECISION_POLICIES, TrainingError, TrainingOptions
+from official_bert.training.options import MIXED_PRECISION_POLICIES, TrainingOptions
 from official_bert.training.outputs import prepare_output_dir
 from official_bert.training.precision import resolve_mixed_precision
 
@@ -47,6 +49,8 @@ def run_task(task, settings, watch=None):
     """
     settings.check()
     tokenizer = settings.tokenizer_spec()
+    # The casing the tokenizer resolved (a family's own when --do_lower_case was not given), for every later use.
+    settings = dataclasses.replace(settings, do_lower_case=tokenizer.do_lower_case)
     task.check(settings)
     strategy = settings.strategy() if settings.strategy else distribution.get_strategy("one_device")
     with output_lock(settings.output_dir, strategy=strategy):
@@ -55,10 +59,6 @@ def run_task(task, settings, watch=None):
 
 def _run(task, settings, tokenizer, strategy, watch):
     is_chief = distribution.is_chief(strategy)
-    try:
-        tokenization.validate_case_matches_checkpoint(settings.do_lower_case, settings.init_checkpoint)
-    except ValueError as e:
-        raise TrainingError(str(e)) from None
     config = _model_config(settings)
     mixed_precision = resolve_mixed_precision(settings.mixed_precision, strategy)
     options = _training_options(settings, strategy, mixed_precision)
@@ -84,7 +84,8 @@ def _run(task, settings, tokenizer, strategy, watch):
     keep_best = settings.keep_best and do_train and settings.do_eval
     if do_train:
         if is_chief:
-            prepare_output_dir(settings.output_dir, config, settings.vocab_file, init_checkpoint)
+            prepare_output_dir(settings.output_dir, config, settings.vocab_file, init_checkpoint, tokenizer)
+            kinds.record(settings.output_dir, model)
         schedule = fine_tuning_schedule(task.num_train_examples(), settings.train_batch_size,
                                         settings.num_train_epochs, settings.warmup_proportion)
         with strategy.scope():

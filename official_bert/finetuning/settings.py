@@ -8,6 +8,8 @@ its `FineTuningTask`'s constructor arguments instead.
 import dataclasses
 from typing import Callable, Optional
 
+from official_bert.checkpoints import case
+from official_bert.text import tokenizer_spec as tokenizer_specs
 from official_bert.text.tokenizer_spec import TokenizerSpec
 from official_bert.training.options import TrainingError
 
@@ -19,10 +21,12 @@ class FineTuningSettings:
     Args:
         output_dir: checkpoints, cached features and the result files.
         bert_config_file: the model's bert_config.json (Google's or Hugging Face's).
-        vocab_file: its WordPiece vocabulary (or None with spm_model_file).
+        vocab_file: its WordPiece vocabulary (or None with spm_model_file; for a config of BERT's family, RoBERTa,
+            XLM-R, DistilBERT or ELECTRA, None reads the tokenizer files beside the config or init_checkpoint).
         spm_model_file: a SentencePiece model instead of vocab_file.
         init_checkpoint: the pretrained (or fine-tuned) weights; ignored when output_dir holds a checkpoint.
-        do_lower_case: lowercase the text (uncased models).
+        do_lower_case: lowercase the text (uncased models); None: as the tokenizer is (the original's True for a
+            WordPiece vocabulary given by vocab_file; a family's tokenizer's own casing).
         preserve_unused_tokens: keep [unused*] tokens whole (bert-tensorflow 1.0.4).
         normalize_unicode: None, or "nfc": compose decomposed text before tokenizing (cased models).
         max_seq_length: WordPiece tokens per sequence.
@@ -70,7 +74,7 @@ class FineTuningSettings:
     vocab_file: Optional[str] = None
     spm_model_file: Optional[str] = None
     init_checkpoint: Optional[str] = None
-    do_lower_case: bool = True
+    do_lower_case: Optional[bool] = True
     preserve_unused_tokens: bool = False
     normalize_unicode: Optional[str] = None
     max_seq_length: int = 128
@@ -109,19 +113,35 @@ class FineTuningSettings:
         return self.features_dir or self.output_dir
 
     def tokenizer_spec(self):
-        """The run's `TokenizerSpec`, checked: what its features and its export are both tokenized with."""
-        return TokenizerSpec(self.vocab_file, self.spm_model_file, self.do_lower_case, self.preserve_unused_tokens,
+        """The run's `TokenizerSpec`, checked: what its features and its export are both tokenized with; its
+        do_lower_case is always True or False."""
+        if not (self.vocab_file or self.spm_model_file):
+            spec = tokenizer_specs.for_run(self.bert_config_file, self.init_checkpoint, self.do_lower_case,
+                                           self.tokenizer_ops)
+            if spec is not None:
+                return spec
+        do_lower_case = True if self.do_lower_case is None else self.do_lower_case
+        return TokenizerSpec(self.vocab_file, self.spm_model_file, do_lower_case, self.preserve_unused_tokens,
                              self.tokenizer_ops, self.normalize_unicode).check()
 
+    def _family_config(self):
+        """Whether --bert_config_file is of BERT's family (its tokenizer files are then read beside it)."""
+        from official_bert.configs import BertConfig
+
+        return bool(self.bert_config_file and BertConfig.from_json_file(self.bert_config_file).family)
+
     def check(self):
-        """Raises TrainingError for settings that make no run; returns self."""
+        """Raises TrainingError for settings that make no run, CheckpointError for a --do_lower_case that
+        --init_checkpoint's own record contradicts (`checkpoints.case.check_case`); returns self."""
         if not (self.do_train or self.do_eval or self.do_predict or self.export_dir):
             raise TrainingError("at least one of --do_train, --do_eval, --do_predict or --export_dir must be given")
-        if not (self.vocab_file or self.spm_model_file):
+        if not (self.vocab_file or self.spm_model_file or self._family_config()):
             raise TrainingError("--vocab_file (or --spm_model_file) is needed: the text is tokenized with it")
         if self.export_tflite_dir and not self.export_dir:
             raise TrainingError("--export_tflite_dir converts the SavedModel that --export_dir writes: give both")
         if self.sweep is not None and not (self.do_train and self.do_eval):
             raise TrainingError("a sweep (--sweep, --num_restarts, --seeds or a list of settings) needs --do_train "
                                 "and --do_eval: it chooses on the dev set")
+        if self.init_checkpoint:  # before any work: a casing the checkpoint contradicts is refused, not warned of
+            case.check_case(self.do_lower_case, self.init_checkpoint, f"--init_checkpoint={self.init_checkpoint}")
         return self

@@ -1,6 +1,7 @@
 """Files on every tf.io.gfile filesystem (local, gs://, ram://): paths (`paths.py`; `files.py`, the data tools'
 TensorFlow-free half), atomic writes of files and directories (`atomic.py`), one run per output directory
-(`locks.py`), the eval results files (`results.py`) and lines decoded as the original does (`utf8.py`).
+(`locks.py`), the eval results files (`results.py`), lines decoded as the original does (`utf8.py`), users' tables
+(`table_files.py`) and what a reader cannot see around a name in them (`invisible.py`).
 
 Example:
 >>> import os, tempfile

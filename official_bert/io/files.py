@@ -1,6 +1,7 @@
 """Files as the data tools use them: local paths through `os`, `scheme://` paths (gs://, ram://, ...) through
-tf.io.gfile; user globs that take an existing path literally (`glob`); and the hidden temporary names outputs are
-written under (`temporary_path`), which a later run removes once their writer is dead (`remove_stale_temporaries`).
+tf.io.gfile; user globs that take an existing path literally (`glob`); the one check of a file a user names as input
+(`check_input_file`: a directory given where a file goes); and the hidden temporary names outputs are written under
+(`temporary_path`), which a later run removes once their writer is dead (`remove_stale_temporaries`).
 
 TensorFlow is imported only for a `scheme://` path: its import takes longer than a whole run of
 create_pretraining_data or build_vocab on a corpus of a few MB, and nothing else in those tools needs it.
@@ -11,6 +12,8 @@ import glob as _glob
 import os
 import re
 import shutil
+
+from official_bert.errors import Error
 
 
 def is_remote(path):
@@ -82,6 +85,39 @@ def listdir(path):
 
 def isdir(path):
     return _gfile().isdir(path) if is_remote(path) else os.path.isdir(path)
+
+
+def check_input_file(path, expected, flag=None, error=Error):
+    """Raises `error` in one line when `path`, an input a user named, is a directory: the flag and path, that it is
+    a directory, what was expected and the first names in it (a file there is often what was meant). Every reader of
+    a user's file calls it before opening one, so that a directory is never a traceback (IsADirectoryError) or a
+    message about the file's extension or content.
+
+    Args:
+        path: the path given.
+        expected: what the path should be, for the message (e.g. "a CSV, TSV or JSON Lines file").
+        flag: the flag or argument that gave it (e.g. "--train_file"), or None.
+        error: the exception class to raise (the reader's own `official_bert.errors.Error` subclass).
+
+    Example:
+    >>> import tempfile
+    >>> work = tempfile.mkdtemp()
+    >>> _ = open(os.path.join(work, "train.csv"), "w").write("text,label\\n")
+    >>> check_input_file(os.path.join(work, "train.csv"), "a CSV file", "--train_file")
+    >>> check_input_file(work, "a CSV file", "--train_file")
+    Traceback (most recent call last):
+    ...
+    official_bert.errors.Error: --train_file=...: is a directory; expected a CSV file (it holds train.csv)
+    """
+    if not isdir(path):
+        return
+    try:
+        names = sorted(name for name in listdir(path) if not name.startswith("."))
+    except Exception:  # unreadable (an OSError, or a tf.errors.OpError on gs://): the message goes without names
+        names = None
+    holds = ("" if names is None else " (it is empty)" if not names else
+             f" (it holds {', '.join(names[:3])}{', ...' if len(names) > 3 else ''})")
+    raise error(f"{f'{flag}={path}' if flag else path}: is a directory; expected {expected}{holds}")
 
 
 def open_file(path, mode="rb"):

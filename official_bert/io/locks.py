@@ -41,13 +41,16 @@ class LockError(OutputError):
 
 
 @contextlib.contextmanager
-def output_lock(directory, flag="--output_dir", strategy=None):
+def output_lock(directory, flag="--output_dir", strategy=None, shared=False):
     """Holds the exclusive lock of an output directory for the duration of a `with` block.
 
     Args:
         directory: the output directory, local or on any tf.io.gfile filesystem; created if missing.
         flag: the flag that named it, for messages.
         strategy: the distribution strategy, if any: only the chief (the process that writes the outputs) locks.
+        shared: whether later `output_lock`s of the same directory in this process, while this one holds, hold it
+            with it (a tool locks its run directory for its whole run, and the library it calls locks it again)
+            instead of refusing.
 
     Raises:
         OutputError: the directory cannot be created or written.
@@ -69,7 +72,7 @@ def output_lock(directory, flag="--output_dir", strategy=None):
         yield directory
         return
     directory = os.fspath(directory)
-    with _held(os.path.join(directory, LOCK_NAME), directory, directory, flag):
+    with _held(os.path.join(directory, LOCK_NAME), directory, directory, flag, shared):
         yield directory
 
 
@@ -108,17 +111,33 @@ def output_file_lock(path, flag="--output_file"):
         yield path
 
 
+# Lock files this process holds for its whole run (`shared=True`), and how many `with` blocks hold each: a tool that
+# locks its run directory before its library code locks it again holds it once.
+_SHARED = {}
+
+
 @contextlib.contextmanager
-def _held(lock_path, target, directory, flag):
+def _held(lock_path, target, directory, flag, shared=False):
     """The lock file `lock_path` held, in `directory` (created, and removed again if the run left it empty), for
-    the output `target` that `flag` names."""
+    the output `target` that `flag` names; if this process holds it `shared`, held once more."""
+    key = lock_path if is_remote(lock_path) else os.path.realpath(lock_path)
+    if key in _SHARED:
+        _SHARED[key] += 1
+        try:
+            yield
+        finally:
+            _SHARED[key] -= 1
+        return
     created = _make_directories(directory, target, flag)
     lock = (_GfileLock if is_remote(directory) else _LocalLock)(lock_path, target, flag)
     try:
         lock.acquire()
+        if shared:
+            _SHARED[key] = 1
         try:
             yield
         finally:
+            _SHARED.pop(key, None)
             lock.release()
     finally:
         for path in reversed(created):

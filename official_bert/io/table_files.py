@@ -7,10 +7,17 @@ Rows come one at a time, `(row_number, {column: value})`, so memory holds one ro
 number is its place among the data rows of a CSV/TSV file (the header is row 0), and its line number in a JSON Lines
 or text file; blank lines are skipped without renumbering what follows. Anything unusable is a `TableFileError`, one
 line naming the file and the row: a line that is not a JSON object, a CSV row with more or fewer fields than the
-header, bytes that are not UTF-8 (with their byte offset), an empty file, a missing column (with the columns that
-exist; a header read as one column that holds tabs, commas or semicolons is shown as it is, with the --input_format
-that would split it). A cell may be as long as a file allows: reading a CSV/TSV file lifts the `csv` module's
-process-wide field limit (131,072 characters by default) to 2**31 - 1.
+header, bytes that are not UTF-8 (with their byte offset), an empty file, a directory given for a file (with the flag
+that named it: `check_table_file`), the header row again as a data row (two files joined into one: in a CSV/TSV file
+of two or more columns it would be read as a row whose label is the label column's name), a missing column (with
+the columns that exist, `describe_columns`; a header read as one column that holds tabs, commas or semicolons is
+shown as it is, with the --input_format that would split it). A cell may be as long as a file allows: reading a
+CSV/TSV file lifts the `csv` module's process-wide field limit (131,072 characters by default) to 2**31 - 1.
+
+Column names are read as written, spaces included, as Python's `csv`, pandas and Hugging Face datasets read them:
+the header `id,text,label ` has a column 'label ' and none 'label'. A message shows such a name quoted and says what
+surrounds it (`describe_columns`), so that the header can be fixed; stripping it silently would make a file mean
+something else here than in every other tool that reads it.
 
 Example:
 >>> import os, tempfile
@@ -25,7 +32,8 @@ import json
 import os
 
 from official_bert.errors import Error
-from official_bert.io.files import open_file
+from official_bert.io.files import check_input_file, open_file
+from official_bert.io.invisible import invisible_difference, shown, strip_invisible
 
 FORMATS = ("csv", "tsv", "jsonl", "text")
 TEXT_COLUMN = "text"  # the one column of a plain-text file
@@ -37,32 +45,66 @@ _FIELD_LIMIT = 2**31 - 1
 # What separates the columns of a file read as each delimited format, and the other separators a user's file may use.
 _SEPARATORS = {"csv": ",", "tsv": "\t"}
 _SEPARATOR_NAMES = {",": "comma", "\t": "tab", ";": "';'"}
+_EXPECTED = "a CSV, TSV, JSON Lines or text file"
 
 
 class TableFileError(Error):
     """A data file that cannot be read as rows of named columns; the message names the file and the row."""
 
 
-def table_format(path, input_format=None):
+def table_format(path, input_format=None, flag=None, format_flag="--input_format"):
     """The format of `path`: `input_format` when given, else the one its extension names.
 
     Args:
         path: the file.
         input_format: one of FORMATS, or None to take the extension's.
+        flag: the flag that named the file (e.g. "--unlabeled_file"), for the message, or None.
+        format_flag: the flag that gives the file's format, which the message advises.
 
     Example:
     >>> table_format("gs://b/train.jsonl"), table_format("dev.json"), table_format("x.data", "tsv")
     ('jsonl', 'jsonl', 'tsv')
+    >>> table_format("more", flag="--unlabeled_file", format_flag="--unlabeled_format")
+    Traceback (most recent call last):
+    ...
+    official_bert.io.table_files.TableFileError: --unlabeled_file=more: cannot tell its format from the extension \
+'(none)'; name it .csv, .tsv, .jsonl or .txt, or give --unlabeled_format=csv|tsv|jsonl|text
     """
     if input_format:
         if input_format not in FORMATS:
-            raise TableFileError(f"--input_format={input_format}: expected one of {', '.join(FORMATS)}")
+            raise TableFileError(f"{format_flag}={input_format}: expected one of {', '.join(FORMATS)}")
         return input_format
     extension = os.path.splitext(os.fspath(path))[1].lower()
     if extension not in _EXTENSIONS:
-        raise TableFileError(f"{path}: cannot tell its format from the extension {extension or '(none)'!r}; name it "
-                             f".csv, .tsv, .jsonl or .txt, or give --input_format={'|'.join(FORMATS)}")
+        raise TableFileError(f"{f'{flag}={path}' if flag else path}: cannot tell its format from the extension "
+                             f"{extension or '(none)'!r}; name it .csv, .tsv, .jsonl or .txt, or give "
+                             f"{format_flag}={'|'.join(FORMATS)}")
     return _EXTENSIONS[extension]
+
+
+def check_table_file(path, flag=None, input_format=None, format_flag="--input_format"):
+    """The format of the user's file `path` (`table_format`), once it is known not to be a directory; each message
+    names `flag` and, for a format it cannot tell, `format_flag`.
+
+    Args:
+        path: the file.
+        flag: the flag that named it (e.g. "--train_file"), or None.
+        input_format: one of FORMATS, or None to take the extension's.
+        format_flag: the flag that gives its format.
+
+    Raises:
+        TableFileError: `path` is a directory, or its format is unknown.
+
+    Example:
+    >>> import tempfile
+    >>> check_table_file(tempfile.mkdtemp(), "--train_file", "csv")
+    Traceback (most recent call last):
+    ...
+    official_bert.io.table_files.TableFileError: --train_file=...: is a directory; expected a CSV, TSV, JSON Lines \
+or text file (it is empty)
+    """
+    check_input_file(path, _EXPECTED, flag, TableFileError)
+    return table_format(path, input_format, flag, format_flag)
 
 
 def read_rows(path, input_format=None, columns=()):
@@ -126,6 +168,29 @@ def read_columns(path, input_format=None):
     return header
 
 
+def describe_columns(columns, wanted=None):
+    """"its columns: ..." for a message about a missing column: each name as written, quoted when spaces or invisible
+    characters surround it; and when one of them is `wanted` but for those, what to fix.
+
+    Args:
+        columns: the names the file has.
+        wanted: the column that was not found, or None.
+
+    Example:
+    >>> describe_columns(["id", "text", "label"])
+    'its columns: id, text, label'
+    >>> describe_columns(["id", "text", "label "], "label")
+    "its columns: id, text, 'label '; the header's 'label ' has a space at its end: remove it from the file"
+    """
+    described = f"its columns: {', '.join(shown(str(name)) for name in columns)}"
+    for name in columns:
+        if wanted is not None and name != wanted and strip_invisible(str(name)) == wanted:
+            described += (f"; the header's {name!r} has {invisible_difference(str(name))}: remove it from the "
+                          "file")
+            break
+    return described
+
+
 def check_utf8(path):
     """Reads `path` through and raises a `TableFileError` naming the line and byte offset of the first byte that is
     not UTF-8 (a leading byte-order mark is allowed).
@@ -168,6 +233,7 @@ def _lines(path):
     """Yields (line_number, text) with the line end kept, as a file opened with newline="" gives them to `csv`:
     "\\n", "\\r\\n" and a lone "\\r" each end a line. Splitting the bytes is safe: no UTF-8 sequence holds those
     bytes; decoding line by line finds the offset of a byte that is not UTF-8."""
+    check_input_file(path, _EXPECTED, error=TableFileError)
     offset = 0
     number = 0
     with open_file(path, "rb") as f:
@@ -190,7 +256,7 @@ def _lines(path):
 def _missing(path, where, row, columns, hint=""):
     for column in columns:
         if column not in row:
-            listed = hint or f"its columns: {', '.join(map(str, row))}"
+            listed = hint or describe_columns(row, column)
             return TableFileError(f"{path}{where}: no column {column!r} ({listed})")
     return None
 
@@ -234,6 +300,10 @@ def _csv_rows(path, input_format, columns):
                     f"{path}, row {row_number} ({lines_of}): {len(fields)} fields where the header has "
                     f"{len(header)}" + (f" ({hint})" if hint else " (a quote left open?)" if line_number > first_line
                                         else ""))
+            if fields == header and len(header) > 1:
+                raise TableFileError(f"{path}, row {row_number} (line {first_line}): the header row again "
+                                     f"({_SEPARATORS[input_format].join(header)!r}): two files joined into one? "
+                                     "Remove that line (it would be read as data)")
             yield row_number, dict(zip(header, fields))
     finally:
         lines.close()

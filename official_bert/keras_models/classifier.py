@@ -8,7 +8,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from official_bert.checkpoints import load_checkpoint, save_checkpoint
+from official_bert.checkpoints import CheckpointError, kinds, load_checkpoint, save_checkpoint
 from official_bert.classification import validation
 from official_bert.classification.own_files import LABEL_FILE, MULTI_LABEL, REGRESSION, SINGLE_LABEL, read_label_file
 from official_bert.io import write_text
@@ -34,23 +34,25 @@ class TextClassifier(text_model.TextModelMixin, BertClassifier):
     Pearson correlation). `predict` returns the logits (the score for regression), as Keras's classifiers do;
     `classify` the labels.
 
-    `fit`, `evaluate` and `predict` take texts (see `text_model.TextModelMixin`); y holds label ids or names
-    (from `label_list`), [N, num_classes] 0/1 rows for multi-label, numbers for regression. The weights are
-    `BertClassifier`'s: `save_checkpoint` writes a valid run_classifier.py --init_checkpoint, and a
+    `fit`, `evaluate` and `predict` take texts (a list of strings, a pair of lists, a `tf.data.Dataset`); y holds
+    label ids or names (from `label_list`), [N, num_classes] 0/1 rows for multi-label, numbers for regression.
+    The model is compiled with the paper's fine-tuning optimizer when built (`compile` to change it). The weights
+    are `BertClassifier`'s: `save_checkpoint` writes a valid run_classifier.py --init_checkpoint, and a
     run_classifier.py output directory loads with `from_checkpoint`.
 
     Args:
-        encoder: a `BertEncoder`.
-        preprocessor: a `TextPreprocessor` (or its config).
-        num_classes: labels (1: regression).
-        label_list: the label names in id order; default "0", "1", ...
-        multi_label: several labels per text.
-        thresholds: multi-label: the probability at which each label is on (one number for all); default 0.5.
-        dropout_rate: dropout before the output layer.
+        encoder (BertEncoder): the encoder, new or with a checkpoint's weights.
+        preprocessor (TextPreprocessor | dict): the tokenizer and packer (or its config).
+        num_classes (int): the number of labels (1: regression).
+        label_list (list[str] | None): the label names in id order; default "0", "1", ...
+        multi_label (bool): several labels per text (a sigmoid per label).
+        thresholds (float | list[float] | None): multi-label: the probability at which each label is on (one
+            number for all); default 0.5.
+        dropout_rate (float): dropout before the output layer.
         **kwargs: passed to `BertClassifier` (e.g. `name`).
 
     Example:
-    >>> from official_bert import BertConfig, BertEncoder
+    >>> from official_bert import BertConfig, BertEncoder, TextClassifier, TextPreprocessor
     >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "good", "bad", "film"]
     >>> model = TextClassifier(BertEncoder(BertConfig.from_preset("tiny", vocab_size=7, num_hidden_layers=1)),
     ...                        TextPreprocessor(vocab, sequence_length=16), 2, label_list=["neg", "pos"])
@@ -103,19 +105,34 @@ class TextClassifier(text_model.TextModelMixin, BertClassifier):
         fine-tuned Google checkpoint); a new head (num_classes needed) otherwise.
 
         Args:
-            path: a Google TF1, Hugging Face or official_bert checkpoint (see `load_checkpoint`).
-            num_classes: default: the checkpoint head's, or len(label_list).
-            label_list: default: the labels.json of a run_classifier.py output directory, or a Hugging Face
-                config's id2label.
-            config, vocab_file, spm_model_file, do_lower_case, preserve_unused_tokens, sequence_length, dtype: see
-                `text_model.from_checkpoint_parts`.
-            multi_label, thresholds: as for the constructor; default: what labels.json and thresholds.json in a
-                run_classifier.py output directory say.
-            **kwargs: passed to the constructor.
+            path (str): a Google TF1, Hugging Face or official_bert checkpoint: a directory, a checkpoint prefix or
+                a weights file (see `load_checkpoint`).
+            num_classes (int | None): default: the checkpoint head's, or len(label_list).
+            label_list (list[str] | None): default: the labels.json of a run_classifier.py output directory, or a
+                Hugging Face config's id2label.
+            config (BertConfig | str | None): the model's config or its file; default: the bert_config.json or
+                config.json beside the weights.
+            vocab_file (str | None): the WordPiece vocabulary; default: the vocab.txt beside the weights.
+            spm_model_file (str | None): a SentencePiece model, instead of vocab_file.
+            do_lower_case (bool | None): default: what the checkpoint suggests (a tokenizer_config.json, the casing
+                of its vocabulary, Google's release names), uncased without evidence.
+            preserve_unused_tokens (bool): keep `[unused<n>]` tokens whole.
+            sequence_length (int): the longest packed row, [CLS] and [SEP] included.
+            multi_label (bool): several labels per text; default: what labels.json beside the checkpoint says.
+            thresholds (float | list[float] | None): multi-label decision thresholds; default: the
+                thresholds.json beside the checkpoint, or 0.5.
+            dtype (str | None): the encoder's dtype policy (e.g. "mixed_bfloat16"); default float32.
+            **kwargs: passed to the constructor (e.g. `dropout_rate`).
+
+        Returns:
+            TextClassifier: compiled with the paper's fine-tuning optimizer.
+
+        Raises:
+            CheckpointError: unreadable or mismatched, or without a config or vocabulary beside it (pass them).
 
         Example:
         >>> import tempfile
-        >>> from official_bert import BertConfig, BertEncoder
+        >>> from official_bert import BertConfig, BertEncoder, TextClassifier, save_checkpoint
         >>> work = tempfile.TemporaryDirectory()
         >>> vocab = work.name + "/words.txt"
         >>> _ = open(vocab, "w").write("[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\nhi\\n")
@@ -132,6 +149,12 @@ class TextClassifier(text_model.TextModelMixin, BertClassifier):
         hub_labels = text_model.checkpoint_labels(located)
         multi_label = multi_label or saved.get("kind") == MULTI_LABEL
         head = text_model.head_size(located, _HEAD)
+        kind = kinds.recorded(located)
+        if not kinds.same_heads(kind, "BertClassifier"):  # another task's head (a tagger's is also `classifier`)
+            if not (num_classes or label_list):
+                raise CheckpointError(f"{path} is {kinds.describe(kind)}, not {kinds.describe('BertClassifier')}: "
+                                      "pass num_classes (or label_list) to start a new classifier from its encoder")
+            head = None
         num_classes = num_classes or head or len(label_list or hub_labels or ()) or None
         if num_classes is None:
             raise ValueError(f"{path}: the checkpoint has no classifier head; pass num_classes (or label_list)")
@@ -205,14 +228,30 @@ integer in [0, 2)); for float labels use regression (num_classes=1)
             if isinstance(row, (str, bytes)):
                 name = validation.label_name(row, f"y[{i}]")
                 if name not in index:
-                    raise validation.ValidationError(f"y[{i}]: label {name!r} is not in label_list {self.labels}")
+                    raise validation.ValidationError(f"y[{i}]: label {name!r} is not in label_list {self.labels}"
+                                                     + validation.other_spelling(name, self.labels))
                 ids.append(index[name])
             else:
                 ids.append(validation.class_id(row, self.num_classes, f"y[{i}]"))
         return np.array(ids, "int32")
 
     def probabilities(self, logits):
-        """The logits `predict` returns as probabilities: softmax, or a sigmoid per label for multi-label."""
+        """The logits `predict` returns as probabilities: softmax, or a sigmoid per label for multi-label.
+
+        Args:
+            logits (numpy.ndarray): [N, num_classes], as `predict` returns them.
+
+        Returns:
+            numpy.ndarray: float64 [N, num_classes].
+
+        Example:
+        >>> from official_bert import BertConfig, BertEncoder, TextClassifier, TextPreprocessor
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "good", "bad", "film"]
+        >>> model = TextClassifier(BertEncoder(BertConfig.from_preset("tiny", vocab_size=7, num_hidden_layers=1)),
+        ...                        TextPreprocessor(vocab, sequence_length=16), 2, label_list=["neg", "pos"])
+        >>> model.probabilities([[0.0, 0.0], [0.0, 2.0]]).round(3).tolist()
+        [[0.5, 0.5], [0.119, 0.881]]
+        """
         logits = np.asarray(logits, "float64")
         if self.multi_label:
             return 1 / (1 + np.exp(-logits))
@@ -224,8 +263,20 @@ integer in [0, 2)); for float labels use regression (num_classes=1)
         the score.
 
         Args:
-            x: texts, as `predict` takes them.
-            batch_size: default 32.
+            x (list[str] | tuple | numpy.ndarray | tf.data.Dataset): the texts, in the forms `predict` takes.
+            batch_size (int | None): texts per batch; default 32.
+
+        Returns:
+            list: a label name per text; a list of label names per text for multi-label; a float per text for
+                regression.
+
+        Example:
+        >>> from official_bert import BertConfig, BertEncoder, TextClassifier, TextPreprocessor
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "good", "bad", "film"]
+        >>> model = TextClassifier(BertEncoder(BertConfig.from_preset("tiny", vocab_size=7, num_hidden_layers=1)),
+        ...                        TextPreprocessor(vocab, sequence_length=16), 2, label_list=["neg", "pos"])
+        >>> [label in ("neg", "pos") for label in model.classify(["good film", "bad film"])]
+        [True, True]
         """
         logits = self.predict(x, batch_size=batch_size, verbose=0)
         if self.num_classes == 1:
@@ -246,8 +297,22 @@ integer in [0, 2)); for float labels use regression (num_classes=1)
         in export_dir; returns its path.
 
         Args:
-            export_dir: the directory of versions, as TF Serving's --model_base_path.
-            text_b: serve sentence pairs (inputs `text_a` and `text_b`; else `text_a` only).
+            export_dir (str): the directory of versions, as TF Serving's --model_base_path.
+            text_b (bool): serve sentence pairs (inputs `text_a` and `text_b`; else `text_a` only).
+
+        Returns:
+            str: the version written, `export_dir/<n>`.
+
+        Example:
+        >>> import tempfile
+        >>> import tensorflow as tf
+        >>> from official_bert import BertConfig, BertEncoder, TextClassifier, TextPreprocessor
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "good", "bad", "film"]
+        >>> model = TextClassifier(BertEncoder(BertConfig.from_preset("tiny", vocab_size=7, num_hidden_layers=1)),
+        ...                        TextPreprocessor(vocab, sequence_length=16), 2, label_list=["neg", "pos"])
+        >>> served = tf.saved_model.load(model.export(tempfile.mkdtemp()))
+        >>> sorted(served.signatures["serving_default"](text_a=tf.constant(["good film"])))
+        ['label', 'logits', 'probabilities']
         """
         thresholds = self._thresholds() if self.multi_label else None
         return export_classifier(export_dir, self, self.preprocessor.spec, self.preprocessor.sequence_length,
@@ -259,8 +324,22 @@ integer in [0, 2)); for float labels use regression (num_classes=1)
         Google checkpoint); returns the checkpoint prefix or weights file.
 
         Args:
-            directory: created if needed.
-            format: "official_bert", "huggingface" or "google".
+            directory (str): created if needed.
+            format (str): "official_bert", "huggingface" or "google".
+
+        Returns:
+            str: the checkpoint prefix or weights file written.
+
+        Example:
+        >>> import os, tempfile
+        >>> from official_bert import BertConfig, BertEncoder, TextClassifier, TextPreprocessor
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "good", "bad", "film"]
+        >>> model = TextClassifier(BertEncoder(BertConfig.from_preset("tiny", vocab_size=7, num_hidden_layers=1)),
+        ...                        TextPreprocessor(vocab, sequence_length=16), 2, label_list=["neg", "pos"])
+        >>> directory = tempfile.mkdtemp()
+        >>> _ = model.save_checkpoint(directory)
+        >>> TextClassifier.from_checkpoint(directory).label_list
+        ['neg', 'pos']
         """
         written = save_checkpoint(self, directory, format, vocab_file=self.preprocessor.spec.vocab_file)
         kind = REGRESSION if self.num_classes == 1 else MULTI_LABEL if self.multi_label else SINGLE_LABEL

@@ -5,6 +5,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from official_bert import families
 from official_bert.checkpoints import load_checkpoint, save_checkpoint
 from official_bert.checkpoints.sentence_transformers import sentence_transformers_settings, write_sentence_transformers
 from official_bert.checkpoints.source import CheckpointError
@@ -25,24 +26,24 @@ class TextEmbedder(text_model.TextModelMixin, task_model.TaskModel):
     """One vector per text: the last layer's token vectors pooled over the real tokens (the [CLS] vector, their
     mean or their maximum), optionally L2-normalised — sentence-transformers' Transformer → Pooling → Normalize.
 
-    `predict` takes texts (see `text_model.TextModelMixin`) and returns float32 [N, hidden_size]. The default
-    training loss is the cosine distance to target vectors (distilling a teacher's embeddings). Compiled with one
-    of sentence-transformers' losses (`official_bert.retrieval.losses`), `fit` takes rows of texts as columns:
-    `fit((anchors, positives[, negatives, ...]))` for `MultipleNegativesRankingLoss` (in-batch negatives; its
-    cached form embeds `mini_batch_size` texts at a time), `fit((texts_a, texts_b), scores)` for `CoSENTLoss` and
-    `CosineSimilarityLoss`, and either inside a `MatryoshkaLoss`.
+    `predict` takes texts (a list of strings, a pair of lists, a `tf.data.Dataset`) and returns float32
+    [N, hidden_size]. The default training loss is the cosine distance to target vectors (distilling a teacher's
+    embeddings); pass your own to `compile` for other recipes. Compiled with one of sentence-transformers' losses
+    (`official_bert.retrieval.losses`), `fit` takes rows of texts as columns: `fit((anchors, positives[, negatives,
+    ...]))` for `MultipleNegativesRankingLoss` (in-batch negatives; its cached form embeds `mini_batch_size` texts at
+    a time), `fit((texts_a, texts_b), scores)` for `CoSENTLoss` and `CosineSimilarityLoss`, and either inside a
+    `MatryoshkaLoss`.
 
     Args:
-        encoder: a `BertEncoder`.
-        preprocessor: a `TextPreprocessor` (or its config).
-        pooling: "mean", "cls" or "max".
-        normalize: L2-normalise each embedding.
+        encoder (BertEncoder): the encoder, new or with a checkpoint's weights.
+        preprocessor (TextPreprocessor | dict): the tokenizer and packer (or its config).
+        pooling (str): "mean", "cls" or "max".
+        normalize (bool): L2-normalise each embedding.
         **kwargs: passed to keras.Model (e.g. `name`).
 
     Example:
     >>> import numpy as np
-    >>> from official_bert import BertConfig, BertEncoder
-    >>> from official_bert.keras_models import TextPreprocessor
+    >>> from official_bert import BertConfig, BertEncoder, TextEmbedder, TextPreprocessor
     >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "cat", "dog"]
     >>> model = TextEmbedder(BertEncoder(BertConfig.from_preset("tiny", vocab_size=7, num_hidden_layers=1)),
     ...                      TextPreprocessor(vocab, sequence_length=16))
@@ -74,15 +75,31 @@ class TextEmbedder(text_model.TextModelMixin, task_model.TaskModel):
         pooling, normalisation and max_seq_length; otherwise mean pooling, normalised, 128 tokens.
 
         Args:
-            path: a Google TF1, Hugging Face (or sentence-transformers) or official_bert checkpoint.
-            pooling, normalize, sequence_length: override the directory's (or the defaults).
-            config, vocab_file, spm_model_file, do_lower_case, preserve_unused_tokens, dtype: see
-                `text_model.from_checkpoint_parts`.
+            path (str): a Google TF1, Hugging Face (or sentence-transformers) or official_bert checkpoint: a
+                directory, a checkpoint prefix or a weights file (see `load_checkpoint`).
+            pooling (str | None): "mean", "cls" or "max"; default: the sentence-transformers directory's, or
+                "mean".
+            normalize (bool | None): L2-normalise; default: the directory's, or True.
+            config (BertConfig | str | None): the model's config or its file; default: the bert_config.json or
+                config.json beside the weights.
+            vocab_file (str | None): the WordPiece vocabulary; default: the vocab.txt beside the weights.
+            spm_model_file (str | None): a SentencePiece model, instead of vocab_file.
+            do_lower_case (bool | None): default: what the checkpoint suggests (a tokenizer_config.json, the casing
+                of its vocabulary, Google's release names), uncased without evidence.
+            preserve_unused_tokens (bool): keep `[unused<n>]` tokens whole.
+            sequence_length (int | None): the longest packed row; default: the directory's max_seq_length, or 128.
+            dtype (str | None): the encoder's dtype policy (e.g. "mixed_bfloat16"); default float32.
             **kwargs: passed to the constructor.
+
+        Returns:
+            TextEmbedder: with the checkpoint's encoder weights.
+
+        Raises:
+            CheckpointError: unreadable or mismatched, or without a config or vocabulary beside it (pass them).
 
         Example:
         >>> import tempfile
-        >>> from official_bert import BertConfig, BertEncoder, save_checkpoint
+        >>> from official_bert import BertConfig, BertEncoder, TextEmbedder, save_checkpoint
         >>> work = tempfile.TemporaryDirectory()
         >>> vocab = work.name + "/words.txt"
         >>> _ = open(vocab, "w").write("[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\nhi\\n")
@@ -206,9 +223,23 @@ class TextEmbedder(text_model.TextModelMixin, task_model.TaskModel):
         next version in export_dir; returns its path.
 
         Args:
-            export_dir: the directory of versions, as TF Serving's --model_base_path.
-            dimensions: serve each embedding's first this many dimensions (renormalised if the model normalises):
-                a Matryoshka-trained model's smaller embedding; None serves them all.
+            export_dir (str): the directory of versions, as TF Serving's --model_base_path.
+            dimensions (int | None): serve each embedding's first this many dimensions (renormalised if the model
+                normalises): a Matryoshka-trained model's smaller embedding; None serves them all.
+
+        Returns:
+            str: the version written, `export_dir/<n>`.
+
+        Example:
+        >>> import tempfile
+        >>> import tensorflow as tf
+        >>> from official_bert import BertConfig, BertEncoder, TextEmbedder, TextPreprocessor
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "cat", "dog"]
+        >>> model = TextEmbedder(BertEncoder(BertConfig.from_preset("tiny", vocab_size=7, num_hidden_layers=1)),
+        ...                      TextPreprocessor(vocab, sequence_length=16))
+        >>> served = tf.saved_model.load(model.export(tempfile.mkdtemp()))
+        >>> served.signatures["serving_default"](text=tf.constant(["a cat"]))["embedding"].shape
+        TensorShape([1, 128])
         """
         width = self.encoder.config.hidden_size
         if dimensions is not None and not (isinstance(dimensions, int) and 0 < dimensions <= width):
@@ -222,7 +253,14 @@ class TextEmbedder(text_model.TextModelMixin, task_model.TaskModel):
         safetensors, the tokenizer, and the pooling and normalisation as modules. Returns `directory`.
 
         Args:
-            directory: created if needed; files of the same names are replaced.
+            directory (str): created if needed; files of the same names are replaced.
+
+        Returns:
+            str: `directory`.
+
+        Raises:
+            CheckpointError: a model of BERT's family (RoBERTa, XLM-R, DistilBERT, ELECTRA) or with a tokenizer
+                other than WordPiece: only BERT's sentence-transformers form is written here.
 
         Example:
         >>> import os, tempfile
@@ -235,10 +273,10 @@ class TextEmbedder(text_model.TextModelMixin, task_model.TaskModel):
         >>> (again.pooling, again.normalize, again.preprocessor.sequence_length), "modules.json" in os.listdir(directory)
         (('mean', True, 16), True)
         """
-        spec = self.preprocessor.spec
-        if not spec.vocab_file:
-            raise CheckpointError("save_sentence_transformers: a SentencePiece model's tokenizer has no "
-                                  "sentence-transformers (BERT WordPiece) form here")
+        spec, family = self.preprocessor.spec, self.encoder.config.family
+        if family or spec.kind != families.WORDPIECE:
+            raise CheckpointError(f"save_sentence_transformers: a {family or spec.kind} model has no "
+                                  "sentence-transformers form here (BERT with a WordPiece vocabulary only)")
         save_checkpoint(self.encoder, directory, "huggingface")
         write_sentence_transformers(directory, spec.vocab_file, self.pooling, self.normalize,
                                     self.preprocessor.sequence_length, self.preprocessor.do_lower_case,

@@ -9,6 +9,7 @@ from official_bert.checkpoints import CheckpointError, causal, load_checkpoint
 from official_bert.keras_models import text_model
 from official_bert.models.bert_pretrainer import BertPretrainer
 from official_bert.prefetching import prefetched
+from official_bert.text.packing import packing_of
 
 # The original's masking: 15% of the tokens; of those, 80% become [MASK], 10% a random token, 10% stay.
 MASKED_LM_PROB = 0.15
@@ -23,14 +24,14 @@ class MaskedLM(text_model.TextModelMixin, BertPretrainer):
     metrics. `predict` takes the encoder's inputs with `masked_lm_positions`, as `BertPretrainer`.
 
     Args:
-        encoder: a `BertEncoder`.
-        preprocessor: a `TextPreprocessor` (or its config) whose vocabulary has [MASK].
-        masked_lm_prob: the share of tokens `fit` masks.
+        encoder (BertEncoder): the encoder, new or with a checkpoint's weights.
+        preprocessor (TextPreprocessor | dict): the tokenizer and packer (or its config); its vocabulary has
+            [MASK].
+        masked_lm_prob (float): the share of tokens `fit` masks.
         **kwargs: passed to `BertPretrainer` (e.g. `name`).
 
     Example:
-    >>> from official_bert import BertConfig, BertEncoder
-    >>> from official_bert.keras_models import TextPreprocessor
+    >>> from official_bert import BertConfig, BertEncoder, MaskedLM, TextPreprocessor
     >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat"]
     >>> model = MaskedLM(BertEncoder(BertConfig.from_preset("tiny", vocab_size=8, num_hidden_layers=1)),
     ...                  TextPreprocessor(vocab, sequence_length=16))
@@ -57,20 +58,32 @@ class MaskedLM(text_model.TextModelMixin, BertPretrainer):
     def _special_tokens(self):
         special = self.preprocessor.tokenizer.get_special_tokens_dict()
         if "mask_id" not in special:
-            raise ValueError("MaskedLM: the preprocessor's vocabulary has no [MASK] token")
+            raise ValueError(f"MaskedLM: the preprocessor's vocabulary has no "
+                             f"{packing_of(self.preprocessor.tokenizer).mask_token} token")
         return special
 
     @classmethod
     def from_checkpoint(cls, path, *, config=None, vocab_file=None, spm_model_file=None, do_lower_case=None,
                         sequence_length=128, dtype=None, **kwargs):
         """A `MaskedLM` with a pretraining checkpoint's encoder and masked-LM head (Google's release, a
-        run_pretraining.py output directory, a Hugging Face BertForPreTraining / BertForMaskedLM).
+        run_pretraining.py output directory, a Hugging Face BertForPreTraining / BertForMaskedLM, or the masked LM of
+        BERT's family: RobertaForMaskedLM, XLMRobertaForMaskedLM, DistilBertForMaskedLM, an ELECTRA generator).
 
         Args:
-            path: the checkpoint (see `load_checkpoint`).
-            config, vocab_file, spm_model_file, do_lower_case, sequence_length, dtype: see
-                `text_model.from_checkpoint_parts`.
-            **kwargs: passed to the constructor.
+            path (str): the checkpoint: a directory, a checkpoint prefix or a weights file (see
+                `load_checkpoint`).
+            config (BertConfig | str | None): the model's config or its file; default: the bert_config.json or
+                config.json beside the weights.
+            vocab_file (str | None): the WordPiece vocabulary; default: the vocab.txt beside the weights.
+            spm_model_file (str | None): a SentencePiece model, instead of vocab_file.
+            do_lower_case (bool | None): default: what the checkpoint suggests (a tokenizer_config.json, the casing
+                of its vocabulary, Google's release names), uncased without evidence.
+            sequence_length (int): the longest packed row, [CLS] and [SEP] included.
+            dtype (str | None): the encoder's dtype policy (e.g. "mixed_bfloat16"); default float32.
+            **kwargs: passed to the constructor (e.g. `masked_lm_prob`).
+
+        Returns:
+            MaskedLM: with the checkpoint's encoder and masked-LM head.
 
         Raises:
             CheckpointError: unreadable, mismatched, or without the masked-LM head (an encoder-only or fine-tuned
@@ -78,7 +91,7 @@ class MaskedLM(text_model.TextModelMixin, BertPretrainer):
 
         Example:
         >>> import tempfile
-        >>> from official_bert import BertConfig, BertEncoder, BertPretrainer, save_checkpoint
+        >>> from official_bert import BertConfig, BertEncoder, BertPretrainer, MaskedLM, save_checkpoint
         >>> work = tempfile.TemporaryDirectory()
         >>> vocab = work.name + "/words.txt"
         >>> _ = open(vocab, "w").write("[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\n[MASK]\\nhi\\n")
@@ -105,12 +118,22 @@ class MaskedLM(text_model.TextModelMixin, BertPretrainer):
         """The `top_k` likeliest tokens, with their probabilities (softmax over the vocabulary), at each [MASK].
 
         Args:
-            texts: strings holding one or more literal `[MASK]`s.
-            top_k: tokens per [MASK].
-            batch_size: default 32.
+            texts (list[str]): strings holding one or more literal `[MASK]`s (RoBERTa's and XLM-R's: `<mask>`).
+            top_k (int): tokens per [MASK].
+            batch_size (int | None): texts per batch; default 32.
 
         Returns:
-            per text, per [MASK] (in order), a list of (token, probability), likeliest first.
+            list[list[list[tuple[str, float]]]]: per text, per [MASK] (in order), a list of (token, probability),
+                likeliest first.
+
+        Example:
+        >>> from official_bert import BertConfig, BertEncoder, MaskedLM, TextPreprocessor
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat"]
+        >>> model = MaskedLM(BertEncoder(BertConfig.from_preset("tiny", vocab_size=8, num_hidden_layers=1)),
+        ...                  TextPreprocessor(vocab, sequence_length=16))
+        >>> filled = model.fill_mask(["the [MASK] sat", "[MASK] cat [MASK]"], top_k=3)
+        >>> [len(masks) for masks in filled], len(filled[0][0])  # [MASK]s per text, guesses per [MASK]
+        ([1, 2], 3)
         """
         tokenizer = self.preprocessor.spec.python_tokenizer()
         data = prefetched(tf.data.Dataset.from_tensor_slices(text_model.texts_tensor(texts)).batch(

@@ -2,15 +2,17 @@
 `TextPreprocessor`, padded per batch), the paper's optimizer as `compile`'s default, and finding a checkpoint's
 config, vocabulary and casing for `from_checkpoint`."""
 
+import collections.abc
 import json
 import os
+import types
 
 import keras
 import numpy as np
 import tensorflow as tf
 
 from official_bert.checkpoints import causal, detect
-from official_bert.checkpoints.case import case_mismatches
+from official_bert.checkpoints.case import case_mismatches, check_case
 from official_bert.checkpoints.sentence_transformers import vocab_from_tokenizer_json
 from official_bert.checkpoints.source import CheckpointError
 from official_bert.classification import validation
@@ -19,7 +21,10 @@ from official_bert.keras_models.preprocessor import TextPreprocessor
 from official_bert.networks.bert_encoder import BertEncoder
 from official_bert.optimization import create_optimizer
 from official_bert.prefetching import prefetched
-from official_bert.text.tokenizer_spec import TokenizerSpec
+from official_bert.text.tokenizer_spec import TokenizerSpec, for_checkpoint
+
+# What `fit`, `evaluate` and `predict` take as x, for the messages that refuse anything else.
+EXPECTED = "a list or 1-D array of strings, a pair of them, or a batched tf.data.Dataset"
 
 # The paper's fine-tuning (Appendix A.3) and the original run_classifier.py's defaults.
 LEARNING_RATE = 5e-5
@@ -50,8 +55,32 @@ class TextModelMixin:
         """`keras.Model.compile` with the paper's defaults: "auto" is the original's AdamWeightDecay whose rate warms
         up linearly over `warmup_proportion` of each `fit`'s updates to `learning_rate`, then decays linearly to 0
         at its last update; and the task's loss and metrics. Any argument may be given as Keras takes it instead.
+        The constructor calls `compile()` already: call it again to change the learning rate or the loss.
 
         Batches vary in length, so XLA (which compiles one program per shape) is off unless `jit_compile=True`.
+
+        Args:
+            optimizer (str | keras.optimizers.Optimizer): "auto": AdamWeightDecay with the schedule above; or any
+                optimizer Keras takes.
+            loss (str | keras.losses.Loss | None): "auto": the model's own (softmax or binary cross-entropy, mean
+                squared error, the cosine distance, the masked-LM loss); or any loss Keras takes.
+            metrics (str | list): "auto": the model's own (accuracy, Pearson correlation, the masked-LM accuracy);
+                or a list Keras takes.
+            learning_rate (float): the peak learning rate of "auto" (the paper's fine-tuning: 5e-5).
+            warmup_proportion (float): the share of each `fit`'s updates the learning rate warms up over.
+            weight_decay_rate (float): AdamWeightDecay's decoupled weight decay (biases and LayerNorm excluded).
+            jit_compile (bool): compile the steps with XLA.
+            **kwargs: `keras.Model.compile`'s other arguments (e.g. `steps_per_execution`, `run_eagerly`).
+
+        Example:
+        >>> from official_bert import BertConfig, BertEncoder, TextClassifier, TextPreprocessor
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "good", "bad", "film"]
+        >>> model = TextClassifier(BertEncoder(BertConfig.from_preset("tiny", vocab_size=7, num_hidden_layers=1)),
+        ...                        TextPreprocessor(vocab, sequence_length=16), 2, label_list=["neg", "pos"])
+        >>> model.compile(learning_rate=1e-4)
+        >>> history = model.fit(["good film", "bad film"] * 8, ["pos", "neg"] * 8, epochs=2, verbose=0)
+        >>> float(model.optimizer.learning_rate)  # decayed to 0 at the last of the 2 x 1 updates
+        0.0
         """
         self._paper_optimizer = None
         if isinstance(optimizer, str) and optimizer == "auto":
@@ -90,8 +119,57 @@ class TextModelMixin:
         if self.built and optimizer_built:
             self.optimizer.build(self.trainable_variables)
 
+    def load_own_variables(self, store):
+        super().load_own_variables(store)
+        # Keras calls load_assets next, on this model and then on its layers, only when the .keras file has assets.
+        self.preprocessor.expect_assets(False)
+
+    def load_assets(self, dir_path):
+        self.preprocessor.expect_assets(True)
+
     def fit(self, x=None, y=None, batch_size=None, epochs=1, shuffle=True, sample_weight=None, validation_data=None,
             **kwargs):
+        """`keras.Model.fit` on texts: trains for `epochs` passes over them, each batch padded to its longest row.
+
+        With the paper's optimizer (`compile()`'s "auto"), the learning rate's warm-up and linear decay span this
+        call's updates (epochs × batches), as run_classifier.py's span its run.
+
+        Args:
+            x (list[str] | tuple | numpy.ndarray | tf.data.Dataset | dict): the texts: a list or NumPy array of
+                strings; a pair `(texts_a, texts_b)` of them (or an [N, 2] array) for sentence-pair tasks; a
+                batched `tf.data.Dataset` of `x`, `(x, y)` or `(x, y, sample_weight)` elements (x a batch of
+                strings or a pair of them); or a dict of the encoder's inputs, which passes straight to Keras.
+                Texts in memory are tokenized once, before the first step.
+            y (list | numpy.ndarray | None): the targets, one per text: label ids or names for `TextClassifier`
+                ([N, num_classes] 0/1 rows for multi-label, numbers for regression), vectors for `TextEmbedder`;
+                none for `MaskedLM` (it masks the texts itself) or with a dataset (y is inside it).
+            batch_size (int | None): texts per batch; default 32.
+            epochs (int): passes over the texts.
+            shuffle (bool): shuffle the texts anew each epoch (a dataset is taken as it comes).
+            sample_weight (list | numpy.ndarray | None): a weight per text for the loss.
+            validation_data (tuple | tf.data.Dataset | None): `(x_val, y_val)` in the forms x and y take, or a
+                dataset; evaluated at the end of each epoch.
+            **kwargs: `keras.Model.fit`'s other arguments (`verbose`, `callbacks`, `steps_per_epoch`,
+                `initial_epoch`, ...).
+
+        Returns:
+            keras.callbacks.History: the loss and metrics of each epoch (`history.history`).
+
+        Raises:
+            ValidationError: a text or label that is not one (None, NaN, a class outside `label_list`), or x and y
+                of different lengths, naming its position (`texts[3]`, `y[3]`).
+
+        Example:
+        >>> from official_bert import BertConfig, BertEncoder, TextClassifier, TextPreprocessor
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "good", "bad", "film", "plot"]
+        >>> model = TextClassifier(BertEncoder(BertConfig.from_preset("tiny", vocab_size=8, num_hidden_layers=1)),
+        ...                        TextPreprocessor(vocab, sequence_length=16), 2, label_list=["neg", "pos"])
+        >>> texts, labels = ["good film", "bad film", "good plot", "bad plot"] * 4, ["pos", "neg"] * 8
+        >>> history = model.fit(texts, labels, batch_size=4, epochs=2, verbose=0,
+        ...                     validation_data=(["good film", "bad plot"], ["pos", "neg"]))
+        >>> sorted(history.history), len(history.history["val_loss"])
+        (['accuracy', 'loss', 'val_accuracy', 'val_loss'], 2)
+        """
         data = self._dataset(x, y, sample_weight, batch_size, shuffle)
         if validation_data is not None:
             validation_data = self._dataset(*_unpack(validation_data), batch_size=batch_size)
@@ -100,10 +178,82 @@ class TextModelMixin:
         return super().fit(data, epochs=epochs, shuffle=False, validation_data=validation_data, **kwargs)
 
     def evaluate(self, x=None, y=None, batch_size=None, sample_weight=None, **kwargs):
+        """`keras.Model.evaluate` on texts: the loss and metrics over them.
+
+        Args:
+            x (list[str] | tuple | numpy.ndarray | tf.data.Dataset | dict): the texts, in the forms `fit` takes.
+            y (list | numpy.ndarray | None): the targets, as for `fit`.
+            batch_size (int | None): texts per batch; default 32.
+            sample_weight (list | numpy.ndarray | None): a weight per text.
+            **kwargs: `keras.Model.evaluate`'s other arguments (`verbose`, `return_dict`, `callbacks`, ...).
+
+        Returns:
+            float | list[float] | dict[str, float]: the loss, or the loss and metrics (a dict with
+                `return_dict=True`), as Keras returns them.
+
+        Example:
+        >>> from official_bert import BertConfig, BertEncoder, TextClassifier, TextPreprocessor
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "good", "bad", "film"]
+        >>> model = TextClassifier(BertEncoder(BertConfig.from_preset("tiny", vocab_size=7, num_hidden_layers=1)),
+        ...                        TextPreprocessor(vocab, sequence_length=16), 2, label_list=["neg", "pos"])
+        >>> sorted(model.evaluate(["good film", "bad film"], ["pos", "neg"], return_dict=True, verbose=0))
+        ['accuracy', 'loss']
+        """
+        if kwargs.get("_use_cached_eval_dataset"):  # fit's validation: the dataset fit made of validation_data
+            return super().evaluate(x, y, batch_size=batch_size, sample_weight=sample_weight, **kwargs)
         return super().evaluate(self._dataset(x, y, sample_weight, batch_size), **kwargs)
 
     def predict(self, x, batch_size=None, **kwargs):
+        """`keras.Model.predict` on texts: the model's outputs, one row per text, in order.
+
+        Args:
+            x (list[str] | tuple | numpy.ndarray | tf.data.Dataset | dict): the texts, in the forms `fit` takes
+                (a dataset of texts alone).
+            batch_size (int | None): texts per batch; default 32.
+            **kwargs: `keras.Model.predict`'s other arguments (`verbose`, `callbacks`, ...).
+
+        Returns:
+            numpy.ndarray: `TextClassifier`: the logits, float32 [N, num_classes] (`classify` gives the labels,
+                `probabilities` the softmax); `TextEmbedder`: the embeddings, float32 [N, hidden_size];
+                `MaskedLM` (given a dict of the encoder's inputs with `masked_lm_positions`): {"mlm_logits": the
+                logits over the vocabulary at those positions} (for texts with `[MASK]`s, `fill_mask`).
+
+        Example:
+        >>> from official_bert import BertConfig, BertEncoder, TextClassifier, TextPreprocessor
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "good", "bad", "film"]
+        >>> model = TextClassifier(BertEncoder(BertConfig.from_preset("tiny", vocab_size=7, num_hidden_layers=1)),
+        ...                        TextPreprocessor(vocab, sequence_length=16), 3)
+        >>> model.predict(["good film", "a bad film", "film"], batch_size=2, verbose=0).shape
+        (3, 3)
+        """
         return super().predict(self._dataset(x, batch_size=batch_size), **kwargs)
+
+    def save(self, filepath, overwrite=True, zipped=None, **kwargs):
+        """`keras.Model.save`: the model in one `.keras` file — its weights, its `TextPreprocessor` with the
+        vocabulary inside (not a path to it), the labels and thresholds, and the optimizer with its state, so that
+        `fit` continues where it stopped. `keras.saving.load_model(filepath)` reads it back in any process that has
+        run `import official_bert` (before or after `import keras`).
+
+        Args:
+            filepath (str | os.PathLike): where to write; ends in `.keras`.
+            overwrite (bool): replace an existing file (else Keras asks first).
+            zipped (bool | None): a zipped `.keras` file (the default), or an unzipped directory with `False`.
+            **kwargs: passed to `keras.Model.save`.
+
+        Example:
+        >>> import os, tempfile
+        >>> import keras
+        >>> from official_bert import BertConfig, BertEncoder, TextClassifier, TextPreprocessor
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "good", "bad", "film"]
+        >>> model = TextClassifier(BertEncoder(BertConfig.from_preset("tiny", vocab_size=7, num_hidden_layers=1)),
+        ...                        TextPreprocessor(vocab, sequence_length=16), 2, label_list=["neg", "pos"])
+        >>> path = os.path.join(tempfile.mkdtemp(), "films.keras")
+        >>> model.save(path)
+        >>> reloaded = keras.saving.load_model(path)
+        >>> reloaded.label_list, reloaded.classify(["good film"]) == model.classify(["good film"])
+        (['neg', 'pos'], True)
+        """
+        return super().save(filepath, overwrite=overwrite, zipped=zipped, **kwargs)
 
     def default_loss(self):
         raise NotImplementedError
@@ -129,6 +279,11 @@ class TextModelMixin:
     def _dataset(self, x, y=None, sample_weight=None, batch_size=None, shuffle=False):
         if isinstance(x, dict):
             # The encoder's inputs already: Keras batches them.
+            inputs = sorted(self.input) if isinstance(self.input, dict) else None
+            if inputs is not None and sorted(x) != inputs:
+                raise validation.ValidationError(
+                    f"x: a dict with the keys {', '.join(map(repr, sorted(x, key=str)))}; a dict is taken as the "
+                    f"encoder's inputs ({', '.join(inputs)}): give texts as {EXPECTED}")
             return tf.data.Dataset.from_tensor_slices(keras.utils.pack_x_y_sample_weight(
                 x, *[v for v in (None if y is None else self.targets(y), sample_weight)])).batch(
                     batch_size or BATCH_SIZE)
@@ -221,7 +376,8 @@ def texts_tensor(x):
         a string tensor [N] (UTF-8), or a pair of them.
 
     Raises:
-        ValidationError: no texts, a text that is not one, or a pair of unequal lengths.
+        ValidationError: no texts, a text that is not one, a pair of unequal lengths, or not a sequence (a
+            generator, an iterator, a set, a number: `not_texts`).
 
     Example:
     >>> [t.numpy().tolist() for t in texts_tensor(np.array([["a", "b"], ["c", "d"]]))]
@@ -231,6 +387,9 @@ def texts_tensor(x):
     ...
     official_bert.classification.validation.ValidationError: texts[1] is None, not a text
     """
+    problem = not_texts(x, "x")
+    if problem:
+        raise validation.ValidationError(problem)
     if isinstance(x, tuple) and len(x) == 2 and not isinstance(x[0], (str, bytes)):
         texts_a, texts_b = _texts(x[0], "texts_a"), _texts(x[1], "texts_b")
         if len(texts_a) != len(texts_b):
@@ -249,6 +408,40 @@ def texts_tensor(x):
         texts_b = [validation.text(row[1], f"texts[{i}][1]") for i, row in enumerate(rows)]
         return _string_tensor(texts_a), _string_tensor(texts_b)
     return _string_tensor(_texts(rows, "texts"))
+
+
+def not_texts(x, name):
+    """Why `x` cannot be a model's texts although it may hold some (a generator, an iterator, a set, a scalar), in one
+    line that begins with `name`; None for a sequence (whose items are checked one by one).
+
+    Args:
+        x: what was given.
+        name: what names it, e.g. "x" or "texts_a".
+
+    Example:
+    >>> not_texts(["a", "b"], "x") is None
+    True
+    >>> print(not_texts(iter(["a", "b"]), "x"))
+    x: got an iterator (list_iterator), whose texts cannot be counted nor read twice; expected a list or 1-D array \
+of strings, a pair of them, or a batched tf.data.Dataset (list(...) the texts, or make batches a Dataset: \
+tf.data.Dataset.from_generator)
+    """
+    if isinstance(x, (list, tuple, np.ndarray, str, bytes)) or hasattr(x, "__array__"):
+        return None  # a sequence, an array or a pandas Series; one text is refused by the caller
+    fix = "(list(...) the texts, or make batches a Dataset: tf.data.Dataset.from_generator)"
+    if isinstance(x, types.GeneratorType):
+        return f"{name}: got a generator, whose texts cannot be counted nor read twice; expected {EXPECTED} {fix}"
+    if isinstance(x, collections.abc.Iterator):
+        return (f"{name}: got an iterator ({type(x).__name__}), whose texts cannot be counted nor read twice; "
+                f"expected {EXPECTED} {fix}")
+    if isinstance(x, collections.abc.Set):
+        return (f"{name}: got a {type(x).__name__}, whose order is not the outputs' order; expected {EXPECTED} (pass "
+                "sorted(...) or list(...) of it)")
+    if isinstance(x, collections.abc.Mapping):
+        return f"{name}: got a {type(x).__name__}; expected {EXPECTED}"
+    if not isinstance(x, collections.abc.Sequence):
+        return f"{name}: got {type(x).__name__} {x!r:.40}; expected {EXPECTED}"
+    return None
 
 
 def text_columns(x):
@@ -290,6 +483,9 @@ def text_columns(x):
 
 def _texts(x, name):
     """The texts of the sequence `x` as strs, each checked; `name` names them in errors."""
+    problem = not_texts(x, name)
+    if problem:
+        raise validation.ValidationError(problem)
     if isinstance(x, (str, bytes)):
         raise validation.ValidationError(f"{name}: expected a list of texts, got one text {x[:40]!r}")
     rows = x if isinstance(x, list) else np.asarray(x, dtype=object)
@@ -315,9 +511,11 @@ def from_checkpoint_parts(path, config=None, vocab_file=None, spm_model_file=Non
         path: anything `load_checkpoint` reads: a Google TF1, Hugging Face or official_bert checkpoint (directory,
             prefix or file).
         config: a `BertConfig` or config file; default: the bert_config.json / config.json beside the weights.
-        vocab_file, spm_model_file: the tokenizer's file; default: the vocab.txt beside the weights.
+        vocab_file, spm_model_file: the tokenizer's file; default: the vocab.txt beside the weights (for RoBERTa,
+            XLM-R, DistilBERT and ELECTRA, the family's tokenizer files beside them: `tokenizer_spec.for_checkpoint`).
         do_lower_case: default: what the checkpoint suggests (a tokenizer_config.json, the casing of its
-            vocabulary, Google's release names), uncased without evidence.
+            vocabulary, Google's release names), uncased without evidence; a byte-level BPE never lowercases; a value
+            that evidence contradicts raises CheckpointError (`checkpoints.case.check_case`).
         preserve_unused_tokens: keep `[unused<n>]` whole.
         sequence_length: the preprocessor's longest row.
         dtype: the encoder's dtype policy (e.g. "mixed_bfloat16"), default float32.
@@ -347,13 +545,18 @@ def from_checkpoint_parts(path, config=None, vocab_file=None, spm_model_file=Non
         config, config_file = BertConfig.from_json_file(config), config
     config = causal.resolve_causal_attention(config, None, config_file, checkpoints=[path])
     config.check_seq_length(sequence_length, config_file, name="sequence_length")
+    if config.family and not (vocab_file or spm_model_file):
+        spec = for_checkpoint(located.directory, config, do_lower_case=do_lower_case)
+        return (BertEncoder(config, dtype=dtype), TextPreprocessor.from_spec(spec, sequence_length), located)
     if not (vocab_file or spm_model_file):
         # sentence-transformers 6 saves a tokenizer.json and no vocab.txt.
         vocab_file = located.vocab_file or vocab_from_tokenizer_json(located.directory)
         if vocab_file is None:
             raise CheckpointError(f"{path}: no vocab.txt beside the checkpoint; pass vocab_file= (or spm_model_file=)")
-    if do_lower_case is None:
+    if do_lower_case is None:  # the checkpoint's own casing
         do_lower_case = not case_mismatches(True, located) if vocab_file else True
+    else:  # one the checkpoint's record contradicts is refused, as the command-line tools refuse it
+        check_case(do_lower_case, located, os.fspath(path))
     spec = TokenizerSpec(vocab_file, spm_model_file, do_lower_case=do_lower_case,
                          preserve_unused_tokens=preserve_unused_tokens).check()
     return (BertEncoder(config, dtype=dtype), TextPreprocessor.from_spec(spec, sequence_length), located)

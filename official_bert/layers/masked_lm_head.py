@@ -16,7 +16,8 @@ class MaskedLMHead(keras.layers.Layer):
 
     The hidden states are gathered at `masked_positions` first, so the transform and the [H, V] output
     matmul run on B·P rows instead of B·T. The output matrix is the encoder's word-embedding table
-    (transposed), plus a per-token output bias, as in the original.
+    (transposed), plus a per-token output bias, as in the original. The transform maps the hidden width to the
+    table's (ELECTRA's generator: H to its embedding_size E, whose LayerNorm follows).
 
     Args:
         embeddings: the `BertEmbeddings` layer whose `word_embeddings` table is tied to the output.
@@ -53,15 +54,14 @@ class MaskedLMHead(keras.layers.Layer):
         self.initializer_range = initializer_range
         self.layer_norm_eps = layer_norm_eps
         self.dense = TokenDense(
-            embeddings.hidden_size, activation=activations.get(activation),
+            embeddings.table_width, activation=activations.get(activation),
             kernel_initializer=truncated_normal(initializer_range),
             dtype=self.dtype_policy, name="transform")
         self.layer_norm = float32_layer_norm(layer_norm_eps, "layer_norm")
 
     def build(self, sequence_output_shape, masked_positions_shape=None):
-        hidden = self.embeddings.hidden_size
-        self.dense.build((None, None, hidden))
-        self.layer_norm.build((None, None, hidden))
+        self.dense.build((None, None, self.embeddings.hidden_size))
+        self.layer_norm.build((None, None, self.embeddings.table_width))
         self.output_bias = self.add_weight(shape=(self.embeddings.vocab_size,), initializer="zeros",
                                            name="output_bias", autocast=False)
 

@@ -29,7 +29,7 @@ class BertLanguageModel(task_model.TaskModel):
 
     Example:
     >>> import numpy as np
-    >>> from official_bert import BertConfig, BertEncoder
+    >>> from official_bert import BertConfig, BertEncoder, BertLanguageModel
     >>> model = BertLanguageModel(BertEncoder(BertConfig.from_preset("tiny", vocab_size=100), causal_attention=True))
     >>> out = model({"input_word_ids": np.array([[2, 4, 9, 3]]), "input_mask": np.ones((1, 4)),
     ...              "input_type_ids": np.zeros((1, 4))})
@@ -45,8 +45,9 @@ class BertLanguageModel(task_model.TaskModel):
         inputs = task_model.encoder_inputs()
         sequence_output = encoder(inputs)["sequence_output"]
         head = MaskedLMHead(
-            encoder.embeddings, activation=config.hidden_act, initializer_range=config.initializer_range,
-            layer_norm_eps=config.layer_norm_eps, dtype=encoder.layer_dtype, name="masked_lm")
+            encoder.embeddings, activation=task_model.masked_lm_activation(config),
+            initializer_range=config.initializer_range, layer_norm_eps=config.layer_norm_eps,
+            dtype=encoder.layer_dtype, name="masked_lm")
         # The last position has no next token to predict.
         outputs = {"lm_logits": head(sequence_output[:, :-1])}
         super().__init__(inputs=inputs, outputs=outputs, name=kwargs.pop("name", "bert_language_model"), **kwargs)

@@ -41,8 +41,9 @@ class BertPretrainer(task_model.TaskModel):
         inputs["masked_lm_positions"] = keras.Input(shape=(None,), dtype="int32", name="masked_lm_positions")
         masked_output, pooled_output = encoder.masked_outputs(inputs, inputs["masked_lm_positions"])
         mlm_head = MaskedLMHead(
-            encoder.embeddings, activation=config.hidden_act, initializer_range=config.initializer_range,
-            layer_norm_eps=config.layer_norm_eps, dtype=encoder.layer_dtype, name="masked_lm")
+            encoder.embeddings, activation=task_model.masked_lm_activation(config),
+            initializer_range=config.initializer_range, layer_norm_eps=config.layer_norm_eps,
+            dtype=encoder.layer_dtype, name="masked_lm")
         outputs = {"mlm_logits": mlm_head(masked_output)}
         if use_nsp:
             nsp = keras.layers.Dense(2, kernel_initializer=task_model.initializer(config), dtype="float32",

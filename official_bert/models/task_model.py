@@ -23,6 +23,19 @@ def initializer(config):
     return truncated_normal(config.initializer_range)
 
 
+def masked_lm_activation(config):
+    """The masked-LM transform's activation: the one the config's family fixes (RoBERTa's and ELECTRA's heads compute
+    exact GELU), else `hidden_act`.
+
+    Example:
+    >>> from official_bert import BertConfig
+    >>> config = BertConfig.from_preset("tiny", vocab_size=10, family="electra", embedding_size=64)
+    >>> masked_lm_activation(config), masked_lm_activation(BertConfig.from_preset("tiny", vocab_size=10))
+    ('gelu_erf', 'gelu')
+    """
+    return config.family_traits.masked_lm_activation or config.hidden_act
+
+
 def head_initializer():
     """A new initializer for a fine-tuning head's kernel: stddev 0.02, as the original's run scripts."""
     return truncated_normal(FINE_TUNING_HEAD_STDDEV)

@@ -11,6 +11,7 @@ import dataclasses
 import tensorflow as tf
 from absl import logging
 
+from official_bert.io.files import check_input_file
 from official_bert.ner.errors import NerError
 from official_bert.ner.tags import scheme_evidence, split_tag
 
@@ -73,6 +74,7 @@ def read_conll(path):
     """
     if not tf.io.gfile.exists(path):
         raise NerError(f"{path}: no such file")
+    check_input_file(path, "a CoNLL file (one word and its tag per line)", error=NerError)
     try:
         with tf.io.gfile.GFile(path, "rb") as f:
             text = f.read().decode("utf-8-sig")  # a leading BOM dropped: else "-DOCSTART-" becomes a word

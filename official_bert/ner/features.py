@@ -16,6 +16,8 @@ import numpy as np
 
 from official_bert.ner.errors import NerError
 from official_bert.squad.features import DocSpan, is_max_context, make_doc_spans
+from official_bert.text.packing import packing_of
+from official_bert.text.tokenizers import word_pieces
 
 IGNORE = -1  # the label of positions without one: Keras' sparse cross-entropy ignores it (ignore_class)
 
@@ -104,7 +106,8 @@ def convert_sentences_to_features(sentences, tokenizer, label_map, max_seq_lengt
     ([2, 4, 5, 6, 7, 3, 0, 0], [-1, -1, -1, -1, 0, -1, -1, -1])
     """
     check_window(max_seq_length, doc_stride)
-    for token in ("[CLS]", "[SEP]", "[UNK]"):
+    layout = packing_of(tokenizer)
+    for token in (layout.cls_token, layout.sep_token, layout.unk_token):
         if token not in tokenizer.vocab:
             raise NerError(f"the vocabulary has no {token} token, which NER features need")
     room = max_seq_length - 2
@@ -121,7 +124,7 @@ def convert_sentences_to_features(sentences, tokenizer, label_map, max_seq_lengt
             windows = [([], words[span.start:span.start + span.length], [], spans, i) for i, span in enumerate(spans)]
         for before, window, after, spans, span_index in windows:
             span = spans[span_index]
-            tokens = ["[CLS]", *before, *window, *after, "[SEP]"]
+            tokens = [layout.cls_token, *before, *window, *after, layout.sep_token]
             offset = 1 + len(before) - span.start  # position of sentence piece p: p + offset
             label_ids = [IGNORE] * max_seq_length
             word_positions, max_context = {}, {}
@@ -140,11 +143,14 @@ def convert_sentences_to_features(sentences, tokenizer, label_map, max_seq_lengt
 
 def _sentence_pieces(sentence, tokenizer):
     """The sentence's pieces and the index of each word's first piece; a word of no piece (only characters the
-    tokenizer drops) stands as [UNK], so that every word is predicted."""
+    tokenizer drops) stands as [UNK], so that every word is predicted. A byte-level BPE's and an XLM-R
+    SentencePiece's words are tokenized as transformers' token classification tokenizes them: each after a space
+    (`text.tokenizers.word_pieces`)."""
     pieces, first_piece = [], []
-    for word in sentence.words:
+    unk = packing_of(tokenizer).unk_token
+    for pieces_of_word in word_pieces(tokenizer, sentence.words, prefix_space=True):
         first_piece.append(len(pieces))
-        pieces.extend(tokenizer.tokenize(word) or ["[UNK]"])
+        pieces.extend(pieces_of_word or [unk])
     return pieces, first_piece
 
 

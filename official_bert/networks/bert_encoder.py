@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from official_bert.configs import BertConfig
+from official_bert.layers import activations
 from official_bert.layers.embeddings import BertEmbeddings
 from official_bert.layers.initializers import truncated_normal
 from official_bert.layers.transformer_block import TransformerBlock
@@ -28,13 +29,18 @@ class BertEncoder(keras.Model):
     from the last real token (the final [SEP]) instead, the only one that sees the whole sequence. The weights
     and their names are the same either way.
 
+    The config's family (`official_bert.families`) sets what differs from BERT: RoBERTa's and XLM-R's positions after
+    the padding id, DistilBERT's missing segment embeddings (`input_type_ids` is then not read), ELECTRA's embedding
+    projection, and the pooler's activation: it is the dense layer on the first token that their classifiers have
+    (RoBERTa's classification head: tanh as BERT's pooler; ELECTRA's: GELU; DistilBERT's pre_classifier: ReLU).
+
     Args:
         config: a `BertConfig` (or a dict of its fields).
         dtype: optional dtype policy, e.g. "mixed_bfloat16"; defaults to the global policy.
         causal_attention: the left-to-right (causal) attention mask, and pooling of the last real token;
             None: as `config.causal_attention` records (the bert_config.json of an LTR pretraining run).
         remat: recompute each transformer block's activations in the backward pass instead of keeping them
-            (`TransformerBlock`'s `remat`): less memory for large models and long sequences, same numbers, about
+            (run_pretraining.py's --remat): less memory for large models and long sequences, same numbers, about
             three quarters of one more forward pass of time.
 
     Example:
@@ -65,7 +71,9 @@ class BertEncoder(keras.Model):
             vocab_size=config.vocab_size, hidden_size=config.hidden_size,
             max_position_embeddings=config.max_position_embeddings, type_vocab_size=config.type_vocab_size,
             initializer_range=config.initializer_range, dropout_rate=config.hidden_dropout_prob,
-            layer_norm_eps=config.layer_norm_eps, dtype=dtype, name="embeddings")
+            layer_norm_eps=config.layer_norm_eps, embedding_size=config.embedding_size,
+            position_offset=config.position_offset, sinusoidal_positions=bool(config.sinusoidal_pos_embds),
+            dtype=dtype, name="embeddings")
         blocks = [TransformerBlock(
             num_heads=config.num_attention_heads, hidden_size=config.hidden_size,
             intermediate_size=config.intermediate_size, activation=config.hidden_act,
@@ -73,7 +81,7 @@ class BertEncoder(keras.Model):
             initializer_range=config.initializer_range, layer_norm_eps=config.layer_norm_eps, remat=remat,
             dtype=dtype, name=f"transformer_layer_{i}") for i in range(config.num_hidden_layers)]
         pooler = keras.layers.Dense(
-            config.hidden_size, activation="tanh",
+            config.hidden_size, activation=activations.get(config.family_traits.pooler_activation),
             kernel_initializer=truncated_normal(config.initializer_range),
             dtype=dtype, name="pooler")
         encoder_outputs, pooled = _forward(embeddings, blocks, pooler, inputs, causal_attention)

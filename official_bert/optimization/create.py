@@ -30,6 +30,7 @@ def create_optimizer(init_lr, num_train_steps, num_warmup_steps, optimizer_type=
         An `AdamWeightDecay` or `Lamb` optimizer.
 
     Example:
+    >>> from official_bert import create_optimizer
     >>> optimizer = create_optimizer(1e-4, num_train_steps=1000, num_warmup_steps=100)
     >>> type(optimizer).__name__, optimizer.epsilon, optimizer.global_clipnorm
     ('AdamWeightDecay', 1e-06, 1.0)

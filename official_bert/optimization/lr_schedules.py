@@ -23,6 +23,7 @@ class WarmupPolynomialDecay(keras.optimizers.schedules.LearningRateSchedule):
         power: exponent of the decay; 1.0 is linear.
 
     Example:
+    >>> from official_bert.optimization import WarmupPolynomialDecay
     >>> schedule = WarmupPolynomialDecay(1.0, decay_steps=100, warmup_steps=10)
     >>> [round(float(schedule(step)), 4) for step in (0, 5, 10, 55, 100, 150)]
     [0.0, 0.5, 0.9, 0.45, 0.0, 0.0]

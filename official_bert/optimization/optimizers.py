@@ -154,7 +154,9 @@ class AdamWeightDecay(_BertOptimizer):
         **kwargs: other `keras.optimizers.Optimizer` arguments, e.g. `gradient_accumulation_steps`.
 
     Example:
+    >>> import keras
     >>> import numpy as np
+    >>> from official_bert.optimization import AdamWeightDecay
     >>> kernel = keras.Variable(np.ones(2, "float32"), name="kernel")
     >>> bias = keras.Variable(np.ones(2, "float32"), name="bias")
     >>> grad = np.array([0.5, -0.5], "float32")
@@ -234,7 +236,9 @@ class Lamb(_BertOptimizer):
         **kwargs: other `keras.optimizers.Optimizer` arguments, e.g. `gradient_accumulation_steps`.
 
     Example:
+    >>> import keras
     >>> import numpy as np
+    >>> from official_bert.optimization import Lamb
     >>> kernel = keras.Variable(np.full(2, 3.0, "float32"), name="kernel")
     >>> bias = keras.Variable(np.full(2, 3.0, "float32"), name="bias")
     >>> grad = np.array([0.5, -0.5], "float32")

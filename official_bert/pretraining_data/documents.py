@@ -68,8 +68,7 @@ def expand_input_files(input_file, flag="--input_file"):
         if not matches:
             raise PretrainingDataError(f"{flag}: no file matches {pattern!r}")
         for path in matches:
-            if files.isdir(path):
-                raise PretrainingDataError(f"{flag}: {path} is a directory, expected a text file")
+            files.check_input_file(path, "a text file (one sentence per line)", flag, PretrainingDataError)
         paths.extend(matches)
     if not paths:
         raise PretrainingDataError(f"{flag}: no input file given")

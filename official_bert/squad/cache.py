@@ -87,6 +87,10 @@ def cached_train_features(input_file, tokenizer, cache_dir, max_seq_length, doc_
         logging.info("reusing cached SQuAD features %s", path)
         return CachedFeatures(path, reused=True, **counts)
     examples = read_squad_examples(input_file, is_training=True, version_2_with_negative=version_2_with_negative)
+    if _cache_key(input_file, tokenizer, max_seq_length, doc_stride, max_query_length, version_2_with_negative,
+                  seed) != key:
+        raise SquadError(f"{input_file}: changed while it was read: its features would not be the cached file's; "
+                         "rerun once it is final")
     random.Random(seed).shuffle(examples)
     tf.io.gfile.makedirs(cache_dir)
     features = convert_examples_to_features(examples, tokenizer, max_seq_length, doc_stride, max_query_length,

@@ -8,6 +8,8 @@ import collections
 import dataclasses
 
 from official_bert.squad.errors import SquadError
+from official_bert.text.packing import packing_of
+from official_bert.text.tokenizers import word_piece_spans, word_pieces
 
 FIRST_UNIQUE_ID = 1000000000
 
@@ -32,6 +34,9 @@ class InputFeatures:
             window or an impossible question; None for prediction.
         end_position: the answer's last position, likewise.
         is_impossible: the example's `is_impossible`.
+        token_spans: position in `tokens` → the window token's character span of the paragraph's words joined by
+            single spaces, for a tokenizer of BERT's family (RoBERTa's, XLM-R's), whose answers are mapped back
+            through them; None for WordPiece.
 
     Example:
     >>> feature = InputFeatures(FIRST_UNIQUE_ID, 0, 0, ["[CLS]", "[SEP]", "[SEP]"], {}, {}, [2, 3, 3, 0],
@@ -52,6 +57,7 @@ class InputFeatures:
     start_position: int = None
     end_position: int = None
     is_impossible: bool = False
+    token_spans: dict = None
 
 
 def check_lengths(max_seq_length, doc_stride, max_query_length):
@@ -110,13 +116,16 @@ def convert_examples_to_features(examples, tokenizer, max_seq_length, doc_stride
     """
     check_lengths(max_seq_length, doc_stride, max_query_length)
     try:
-        tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]"])
+        layout = packing_of(tokenizer)
+        tokenizer.convert_tokens_to_ids([layout.cls_token, layout.sep_token])
     except KeyError as e:
         raise SquadError(f"the vocabulary has no {e.args[0]} token, which SQuAD features need") from None
     return _features(examples, tokenizer, max_seq_length, doc_stride, max_query_length, is_training)
 
 
 def _features(examples, tokenizer, max_seq_length, doc_stride, max_query_length, is_training):
+    # [CLS] question [SEP] window [SEP], or RoBERTa's <s> question </s></s> window </s> (one token type).
+    layout = packing_of(tokenizer)
     unique_id = FIRST_UNIQUE_ID
     for example_index, example in enumerate(examples):
         query_tokens = tokenizer.tokenize(example.question_text)[:max_query_length]
@@ -124,9 +133,13 @@ def _features(examples, tokenizer, max_seq_length, doc_stride, max_query_length,
         tok_to_orig_index = []
         orig_to_tok_index = []
         all_doc_tokens = []
-        for i, token in enumerate(example.doc_tokens):
+        # A byte-level BPE's words have the tokens they have in the paragraph's running text, each with its span.
+        spans = word_piece_spans(tokenizer, example.doc_tokens)
+        all_spans = None if spans is None else [span[1:] for word in spans for span in word]
+        pieces = word_pieces(tokenizer, example.doc_tokens) if spans is None else [[s[0] for s in w] for w in spans]
+        for i, sub_tokens in enumerate(pieces):
             orig_to_tok_index.append(len(all_doc_tokens))
-            for sub_token in tokenizer.tokenize(token):
+            for sub_token in sub_tokens:
                 tok_to_orig_index.append(i)
                 all_doc_tokens.append(sub_token)
 
@@ -140,20 +153,29 @@ def _features(examples, tokenizer, max_seq_length, doc_stride, max_query_length,
             tok_start_position, tok_end_position = improve_answer_span(
                 all_doc_tokens, tok_start_position, tok_end_position, tokenizer, example.orig_answer_text)
 
-        max_tokens_for_doc = max_seq_length - len(query_tokens) - 3  # [CLS], [SEP], [SEP]
+        max_tokens_for_doc = max_seq_length - len(query_tokens) - layout.special_count(pair=True)
+        if max_tokens_for_doc < 1:
+            raise SquadError(f"--max_seq_length={max_seq_length} leaves no room for the paragraph beside a question "
+                             f"of {len(query_tokens)} tokens and this tokenizer's "
+                             f"{layout.special_count(pair=True)} special tokens")
         doc_spans = make_doc_spans(len(all_doc_tokens), max_tokens_for_doc, doc_stride)
         for doc_span_index, doc_span in enumerate(doc_spans):
-            tokens = ["[CLS]", *query_tokens, "[SEP]"]
+            tokens = [layout.cls_token, *query_tokens, layout.sep_token]
             segment_ids = [0] * len(tokens)
+            tokens += [layout.sep_token] * (layout.pair_separators - 1)
+            segment_ids += [layout.second_segment_type] * (layout.pair_separators - 1)
             token_to_orig_map = {}
             token_is_max_context = {}
+            token_spans = None if all_spans is None else {}
             for split_token_index in range(doc_span.start, doc_span.start + doc_span.length):
+                if token_spans is not None:
+                    token_spans[len(tokens)] = all_spans[split_token_index]
                 token_to_orig_map[len(tokens)] = tok_to_orig_index[split_token_index]
                 token_is_max_context[len(tokens)] = is_max_context(doc_spans, doc_span_index, split_token_index)
                 tokens.append(all_doc_tokens[split_token_index])
-                segment_ids.append(1)
-            tokens.append("[SEP]")
-            segment_ids.append(1)
+                segment_ids.append(layout.second_segment_type)
+            tokens.append(layout.sep_token)
+            segment_ids.append(layout.second_segment_type)
 
             input_ids = tokenizer.convert_tokens_to_ids(tokens)
             padding = [0] * (max_seq_length - len(input_ids))
@@ -167,7 +189,7 @@ def _features(examples, tokenizer, max_seq_length, doc_stride, max_query_length,
                 if example.is_impossible or not (tok_start_position >= doc_start and tok_end_position <= doc_end):
                     start_position = end_position = 0
                 else:
-                    doc_offset = len(query_tokens) + 2
+                    doc_offset = len(query_tokens) + 1 + layout.pair_separators
                     start_position = tok_start_position - doc_start + doc_offset
                     end_position = tok_end_position - doc_start + doc_offset
 
@@ -175,7 +197,8 @@ def _features(examples, tokenizer, max_seq_length, doc_stride, max_query_length,
                 unique_id=unique_id, example_index=example_index, doc_span_index=doc_span_index, tokens=tokens,
                 token_to_orig_map=token_to_orig_map, token_is_max_context=token_is_max_context,
                 input_ids=input_ids + padding, input_mask=input_mask, segment_ids=segment_ids + padding,
-                start_position=start_position, end_position=end_position, is_impossible=example.is_impossible)
+                start_position=start_position, end_position=end_position, is_impossible=example.is_impossible,
+                token_spans=token_spans)
             unique_id += 1
 
 
@@ -225,7 +248,11 @@ def improve_answer_span(doc_tokens, input_start, input_end, tokenizer, orig_answ
     >>> improve_answer_span(["(", "1895", "-", "1943"], 0, 3, Splitter(), "1895")
     (1, 1)
     """
-    tok_answer_text = " ".join(tokenizer.tokenize(orig_answer_text))
+    if hasattr(tokenizer, "tokenize_words"):  # as a byte-level BPE tokenizes the answer's words in the paragraph
+        tok_answer_text = " ".join(p for word in word_pieces(tokenizer, orig_answer_text.split(), prefix_space=True)
+                                   for p in word)
+    else:
+        tok_answer_text = " ".join(tokenizer.tokenize(orig_answer_text))
     for new_start in range(input_start, input_end + 1):
         for new_end in range(input_end, new_start - 1, -1):
             if " ".join(doc_tokens[new_start:new_end + 1]) == tok_answer_text:

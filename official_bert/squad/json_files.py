@@ -5,6 +5,7 @@ import json
 import tensorflow as tf
 
 from official_bert.io import write_text
+from official_bert.io.files import check_input_file
 from official_bert.squad.errors import SquadError
 
 
@@ -24,8 +25,7 @@ def read_json(path, expected):
     ...
     official_bert.squad.errors.SquadError: .../bad.json: not valid JSON (line 1 column 11: ...); expected a SQuAD ...
     """
-    if tf.io.gfile.isdir(path):
-        raise SquadError(f"{path}: is a directory; expected {expected}")
+    check_input_file(path, expected, error=SquadError)
     try:
         with tf.io.gfile.GFile(path, "rb") as f:
             return json.loads(f.read().decode("utf-8-sig"))  # a leading BOM dropped, which json refuses

@@ -170,7 +170,9 @@ def _candidates(features, logits, n_best_size, max_answer_length, version_2_with
 
 def _nbest(example, features, candidates, null, n_best_size, do_lower_case, version_2_with_negative,
            verbose_logging):
-    """The best `n_best_size` distinct answer texts, with the null answer kept or added for SQuAD 2.0."""
+    """The best `n_best_size` distinct answer texts, with the null answer kept or added for SQuAD 2.0. A feature
+    of a tokenizer of BERT's family has its tokens' spans (`token_spans`): the answer is the words' text between
+    them, as transformers' question answering takes the context between its tokens' offsets."""
     seen = set()
     nbest = []
     for candidate in candidates:
@@ -178,12 +180,16 @@ def _nbest(example, features, candidates, null, n_best_size, do_lower_case, vers
             break
         if candidate.start_index > 0:
             feature = features[candidate.feature_index]
-            tok_text = " ".join(feature.tokens[candidate.start_index:candidate.end_index + 1])
-            tok_text = " ".join(tok_text.replace(" ##", "").replace("##", "").split())
-            orig_doc_start = feature.token_to_orig_map[candidate.start_index]
-            orig_doc_end = feature.token_to_orig_map[candidate.end_index]
-            orig_text = " ".join(example.doc_tokens[orig_doc_start:orig_doc_end + 1])
-            text = get_final_text(tok_text, orig_text, do_lower_case, verbose_logging)
+            if feature.token_spans is not None:
+                start, end = feature.token_spans[candidate.start_index][0], feature.token_spans[candidate.end_index][1]
+                text = " ".join(example.doc_tokens)[start:end].strip()
+            else:
+                tok_text = " ".join(feature.tokens[candidate.start_index:candidate.end_index + 1])
+                tok_text = " ".join(tok_text.replace(" ##", "").replace("##", "").split())
+                orig_doc_start = feature.token_to_orig_map[candidate.start_index]
+                orig_doc_end = feature.token_to_orig_map[candidate.end_index]
+                orig_text = " ".join(example.doc_tokens[orig_doc_start:orig_doc_end + 1])
+                text = get_final_text(tok_text, orig_text, do_lower_case, verbose_logging)
             if text in seen:
                 continue
         else:

@@ -17,7 +17,7 @@ import tensorflow as tf
 from absl import logging
 from keras import ops
 
-from official_bert import ner
+from official_bert import families, ner
 from official_bert.export.ner import ner_serving_spec
 from official_bert.finetuning.stream import TrainingRecords
 from official_bert.finetuning.task import FineTuningTask
@@ -69,9 +69,15 @@ class NerTask(FineTuningTask):
 
     def check(self, settings):
         ner.check_window(settings.max_seq_length, self.stride(settings.max_seq_length))
-        if settings.export_dir and not settings.vocab_file:
+        if settings.export_dir and settings.spm_model_file:
             raise ner.NerError("--export_dir needs --vocab_file: the served model splits raw text into words and "
                                "WordPieces with the in-graph WordPiece tokenizer")
+        kind = settings.tokenizer_spec().kind if settings.export_dir else families.WORDPIECE
+        if kind != families.WORDPIECE:
+            raise ner.NerError(f"--export_dir: the served NER model splits raw text into words with the in-graph "
+                               f"WordPiece tokenizer's BasicTokenizer; this checkpoint's tokenizer is a {kind} "
+                               "(RoBERTa's, XLM-R's), for which no raw-text NER export is made yet: leave --export_dir "
+                               "out (its checkpoint tags CoNLL files with --do_predict)")
 
     def load(self, settings, tokenizer):
         tokenizer = tokenizer.python_tokenizer()

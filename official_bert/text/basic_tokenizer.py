@@ -66,11 +66,11 @@ class GraphBasicTokenizer:
         self.preserved_tokens = tuple(preserved_tokens)
         self.normalize_unicode = normalize_unicode
         flags = tables.code_point_flags()
-        self._flags = _CodePointTable(flags[:_BMP], *tables.run_length(flags))
+        self._flags = CodePointTable(flags[:_BMP], *tables.run_length(flags))
         if do_lower_case or normalize_unicode:
-            self._combining = _CodePointTable(None, *tables.combining_classes())
+            self._combining = CodePointTable(None, *tables.combining_classes())
         if do_lower_case:
-            self._sigma_context = _CodePointTable(None, *tables.final_sigma_context())
+            self._sigma_context = CodePointTable(None, *tables.final_sigma_context())
             self._lowercase = tables.lowercase_mapping()
         if normalize_unicode:
             self._decomposition = tables.canonical_decomposition()
@@ -79,7 +79,7 @@ class GraphBasicTokenizer:
     def tokenize(self, text, with_offsets=False):
         """Tokenizes a string tensor [batch] into `Words`."""
         text = text_batch(text, "GraphBasicTokenizer")
-        cp, row, byte_start, nrows = _decode_utf8(text)
+        cp, row, byte_start, nrows = decode_utf8(text)
         if not with_offsets:
             start = end = None
         elif self.offsets_unit == "BYTE":
@@ -107,7 +107,7 @@ class GraphBasicTokenizer:
         separator = _has(chars.flags, tables.SEPARATOR)
         cjk = _has(chars.flags, tables.CJK)
         alone = separator | cjk
-        starts = _row_starts(chars.row) | alone | tf.concat([[False], alone[:-1]], 0)
+        starts = row_starts(chars.row) | alone | tf.concat([[False], alone[:-1]], 0)
         token = tf.cumsum(tf.cast(starts, tf.int64)) - 1
         strings = tf.strings.unicode_encode(tf.RaggedTensor.from_value_rowids(chars.cp, token), "UTF-8")
         candidate = tf.strings.regex_full_match(strings, r"\[unused[0-9]+\]")
@@ -139,7 +139,7 @@ class GraphBasicTokenizer:
         at = tf.where(tf.equal(tf.gather(keys, index), chars.cp))[:, 0]
         chars = _replace_by_sequences(chars, chars.cp, at, tf.gather(index, at), splits, values)
         ccc = tf.cast(self._combining.lookup(chars.cp), tf.int64)
-        run = tf.cumsum(tf.cast(tf.equal(ccc, 0) | _row_starts(chars.row), tf.int64)) - 1
+        run = tf.cumsum(tf.cast(tf.equal(ccc, 0) | row_starts(chars.row), tf.int64)) - 1
         order = tf.argsort(run * 256 + ccc, stable=True)
         chars, ccc = chars.gather(order), tf.gather(ccc, order)
         pairs, composites = (tf.constant(a) for a in self._compositions)
@@ -152,7 +152,7 @@ class GraphBasicTokenizer:
         # First a starter whose run has no marks takes the starter after it (a two-part vowel's halves, Hangul L +
         # V), before that starter's marks are tried on it, as NFC's left-to-right pass does.
         chars, ccc = self._compose_first_starters(chars, ccc, compose)
-        run = tf.cumsum(tf.cast(tf.equal(ccc, 0) | _row_starts(chars.row), tf.int64)) - 1
+        run = tf.cumsum(tf.cast(tf.equal(ccc, 0) | row_starts(chars.row), tf.int64)) - 1
         n = tf.size(chars.cp, out_type=tf.int64)
         cp = tf.cast(chars.cp, tf.int64)
         nruns = tf.reduce_max(tf.concat([run + 1, [0]], 0))
@@ -265,7 +265,7 @@ class GraphBasicTokenizer:
 
         def reorder():
             ccc = tf.cast(self._combining.lookup(chars.cp), tf.int64)
-            run = tf.cumsum(tf.cast(tf.equal(ccc, 0) | _row_starts(chars.row), tf.int64)) - 1
+            run = tf.cumsum(tf.cast(tf.equal(ccc, 0) | row_starts(chars.row), tf.int64)) - 1
             order = tf.argsort(run * 256 + ccc, stable=True)
             out = chars
             if chars.start is not None:
@@ -278,8 +278,20 @@ class GraphBasicTokenizer:
         return tf.cond(tf.reduce_any(kept), reorder, lambda: chars)
 
 
-class _CodePointTable:
-    """Code point → value: a dense table for the BMP, run-length search above it."""
+class CodePointTable:
+    """Code point → value: a dense table for the BMP, run-length search above it.
+
+    Args:
+        bmp: the values of U+0000-U+FFFF (a NumPy array), or None to search the runs for every code point.
+        starts, values: the runs (`unicode_tables.run_length`): code points `starts[i]..starts[i+1]-1` map to
+            `values[i]`.
+
+    Example:
+    >>> import numpy as np
+    >>> table = CodePointTable(None, np.array([0, 65, 91], np.int32), np.array([0, 1, 0], np.int32))
+    >>> table.lookup(tf.constant([64, 65, 90, 0x1F600])).numpy().tolist()
+    [0, 1, 1, 0]
+    """
 
     def __init__(self, bmp, starts, values):
         self.bmp, self.starts, self.values = bmp, starts, values
@@ -339,8 +351,13 @@ def _replace_by_sequences(chars, cp, at, index, splits, values):
     return tf.cond(tf.reduce_all(tf.equal(counts, 1)), one_to_one, expand)
 
 
-def _decode_utf8(text):
+def decode_utf8(text):
     """Decodes a batch of UTF-8 strings into flat code points, their rows and byte offsets, and the batch size.
+
+    Example:
+    >>> cp, row, start, nrows = decode_utf8(tf.constant(["aé", "€"]))
+    >>> cp.numpy().tolist(), row.numpy().tolist(), start.numpy().tolist(), int(nrows)
+    ([97, 233, 8364], [0, 0, 1], [0, 1, 0], 2)
 
     Undecodable bytes are dropped, as `convert_to_unicode`'s "ignore" does. Valid input (the usual case)
     is decoded with elementwise ops on the bytes, several times faster than
@@ -411,8 +428,13 @@ def _lacks(flags, bits):
     return tf.equal(flags & bits, 0)
 
 
-def _row_starts(row):
-    """True where a character is the first of its batch row."""
+def row_starts(row):
+    """True where a character is the first of its batch row.
+
+    Example:
+    >>> row_starts(tf.constant([0, 0, 2, 2])).numpy().tolist()
+    [True, False, True, False]
+    """
     return tf.concat([tf.ones_like(row[:1], tf.bool), tf.not_equal(row[1:], row[:-1])], 0)
 
 
@@ -423,7 +445,7 @@ def _split_words(chars, nrows):
     if chars.keep is not None:
         alone &= ~chars.keep
     breaks_after = tf.concat([[False], (separator | alone)[:-1]], 0)
-    word_start = _row_starts(chars.row) | breaks_after | alone
+    word_start = row_starts(chars.row) | breaks_after | alone
     kept = tf.where(~separator)[:, 0]
     chars = chars.gather(kept)
     first_chars = tf.where(tf.gather(word_start, kept))[:, 0]

@@ -39,10 +39,14 @@ class BertTokenizer(keras.layers.Layer):
         normalize_unicode: None, or "nfc": compose the text (Unicode NFC) first, as
             `FullTokenizer(normalize_unicode="nfc")` does, in core TensorFlow ops (TensorFlow has no normalization
             op of its own; tensorflow-text's uses ICU's Unicode version, this Python's tables are used instead).
+        max_chars_per_word: a longer word is one [UNK] (`FullTokenizer`'s max_input_chars_per_word: the original's
+            200, Hugging Face's 100).
         **kwargs: passed to keras.layers.Layer.
 
     Example:
     >>> import os, tempfile
+    >>> import tensorflow as tf
+    >>> from official_bert.text import BertTokenizer
     >>> path = os.path.join(tempfile.mkdtemp(), "vocab.txt")
     >>> _ = open(path, "w").write("\\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "un", "##aff", "##able", ","]))
     >>> tokenizer = BertTokenizer(path, do_lower_case=True, tokenize_with_offsets=True)
@@ -52,7 +56,8 @@ class BertTokenizer(keras.layers.Layer):
     """
 
     def __init__(self, vocab_file, do_lower_case=True, tokenize_with_offsets=False, offsets_unit="BYTE",
-                 wordpiece="core", preserve_unused_tokens=False, normalize_unicode=None, **kwargs):
+                 wordpiece="core", preserve_unused_tokens=False, normalize_unicode=None,
+                 max_chars_per_word=MAX_INPUT_CHARS_PER_WORD, **kwargs):
         super().__init__(**kwargs)
         if wordpiece not in WORDPIECE:
             raise ValueError(f"wordpiece must be one of {', '.join(map(repr, WORDPIECE))}, got {wordpiece!r}")
@@ -63,6 +68,7 @@ class BertTokenizer(keras.layers.Layer):
         self.wordpiece = wordpiece
         self.preserve_unused_tokens = preserve_unused_tokens
         self.normalize_unicode = normalize_unicode
+        self.max_chars_per_word = max_chars_per_word
         vocab = tokenization.load_vocab(vocab_file)
         if "[UNK]" not in vocab:
             raise tokenization.VocabError(f"{vocab_file}: vocabulary has no [UNK] token")
@@ -72,10 +78,10 @@ class BertTokenizer(keras.layers.Layer):
             filter(tokenization.is_unused_token, vocab)) if preserve_unused_tokens else (),
             normalize_unicode=normalize_unicode)
         if wordpiece == "core":
-            self._wordpiece = CoreWordpiece(vocab, MAX_INPUT_CHARS_PER_WORD)
+            self._wordpiece = CoreWordpiece(vocab, max_chars_per_word)
         else:
             from official_bert.text.tf_text_wordpiece import TfTextWordpiece
-            self._wordpiece = TfTextWordpiece(vocab, MAX_INPUT_CHARS_PER_WORD, vocab_file)
+            self._wordpiece = TfTextWordpiece(vocab, max_chars_per_word, vocab_file)
 
     def call(self, inputs):
         return self._tokenize(inputs, self.tokenize_with_offsets)
@@ -90,6 +96,8 @@ class BertTokenizer(keras.layers.Layer):
 
         Example:
         >>> import os, tempfile
+        >>> import tensorflow as tf
+        >>> from official_bert.text import BertTokenizer
         >>> path = os.path.join(tempfile.mkdtemp(), "vocab.txt")
         >>> _ = open(path, "w").write("\\n".join(["[UNK]", "h", "##é", "##llo"]))
         >>> ids, starts, ends = BertTokenizer(path, do_lower_case=False).call_with_offsets(tf.constant(["héllo"]))
@@ -115,4 +123,4 @@ class BertTokenizer(keras.layers.Layer):
         return {**super().get_config(), "vocab_file": self._vocab_path, "do_lower_case": self.do_lower_case,
                 "tokenize_with_offsets": self.tokenize_with_offsets, "offsets_unit": self.offsets_unit,
                 "wordpiece": self.wordpiece, "preserve_unused_tokens": self.preserve_unused_tokens,
-                "normalize_unicode": self.normalize_unicode}
+                "normalize_unicode": self.normalize_unicode, "max_chars_per_word": self.max_chars_per_word}

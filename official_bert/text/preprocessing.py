@@ -21,7 +21,7 @@ class BertPreprocessor(tf.Module):
     """Raw text → encoder inputs, with the steps exposed as TF Hub's BERT preprocessing SavedModels expose them.
 
     - `__call__(strings [batch])`: tokenizes and packs single segments to the default `seq_length`.
-    - `tokenize` (a `TokenizeModule`): strings → int32 RaggedTensor ids [batch, (words), (pieces)] (or
+    - `tokenize`: strings → int32 RaggedTensor ids [batch, (words), (pieces)] (or
       [batch, (pieces)] for SentencePiece); `tokenize.get_special_tokens_dict()` gives `vocab_size` and the
       ids of [CLS], [SEP], [PAD] and [MASK] (`start_of_sequence_id`, `end_of_segment_id`, `padding_id`,
       `mask_id`; those the vocabulary has) as int32 scalars.
@@ -29,7 +29,7 @@ class BertPreprocessor(tf.Module):
       in the tokenizer's `offsets_unit`: bytes by default, as tensorflow-text's `BertTokenizer` gives them).
       Only where the tokenizer has `call_with_offsets` (`BertTokenizer`); `GraphSentencePieceTokenizer` has not,
       and then the attribute is absent, as in TF Hub's preprocessors without offsets.
-    - `bert_pack_inputs` (a `PackInputsModule`): `(segments, seq_length=None)`, a list of one or two int32
+    - `bert_pack_inputs`: `(segments, seq_length=None)`, a list of one or two int32
       RaggedTensors of rank 2 ([batch, (tokens)]) or 3 ([batch, (words), (pieces)]) → the three inputs;
       `seq_length` (a Python int or int32 scalar) defaults to this model's.
 
@@ -41,7 +41,8 @@ class BertPreprocessor(tf.Module):
 
     Example:
     >>> import os, tempfile
-    >>> from official_bert.text import BertTokenizer
+    >>> import tensorflow as tf
+    >>> from official_bert.text import BertPreprocessor, BertTokenizer
     >>> path = os.path.join(tempfile.mkdtemp(), "vocab.txt")
     >>> _ = open(path, "w").write("\\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hi", "there"]))
     >>> preprocessor = BertPreprocessor(BertTokenizer(path), seq_length=6)
@@ -65,7 +66,7 @@ class BertPreprocessor(tf.Module):
         self.tokenizer = tokenizer
         self.seq_length = seq_length
         special = tokenizer.get_special_tokens_dict()
-        self._pack = BertPackInputs(seq_length, special_tokens_dict=special)
+        self._pack = BertPackInputs.for_tokenizer(seq_length, tokenizer)
         self.tokenize = TokenizeModule(tokenizer, special)
         if hasattr(tokenizer, "call_with_offsets"):
             self.tokenize_with_offsets = TokenizeModule(tokenizer, special, with_offsets=True)
@@ -137,7 +138,8 @@ class PackInputsModule(tf.Module):
     def __init__(self, pack):
         super().__init__()
         self.seq_length = pack.seq_length
-        self._ids = (pack.start_of_sequence_id, pack.end_of_segment_id, pack.padding_id)
+        self._ids = (pack.start_of_sequence_id, pack.end_of_segment_id, pack.padding_id, pack.pair_separators,
+                     pack.second_segment_type)
         ranks = [tf.RaggedTensorSpec([None] * (rank + 1), tf.int32, ragged_rank=rank) for rank in (1, 2)]
         for segments in [[a] for a in ranks] + [[a, b] for a in ranks for b in ranks]:
             for seq_length in (None, tf.TensorSpec([], tf.int32)):

@@ -6,6 +6,7 @@ import tensorflow as tf
 from official_bert.text import sentencepiece_tokenizer
 from official_bert.text.basic_tokenizer import text_batch
 from official_bert.text.pack_inputs import special_tokens_dict
+from official_bert.text.packing import packing_of
 from official_bert.text.tf_text_import import import_tf_text
 
 
@@ -13,7 +14,7 @@ from official_bert.text.tf_text_import import import_tf_text
 class GraphSentencePieceTokenizer(keras.layers.Layer):
     """Tokenizes a batch of strings into SentencePiece ids [batch, (pieces)], int32.
 
-    Undecodable bytes are dropped first, as the Python tokenizer's `convert_to_unicode` does. The model
+    Undecodable bytes are dropped first, as the Python tokenizer drops them. The model
     is compiled into the graph and also attached as the SavedModel asset `model_file`. It runs tensorflow-text's
     SentencepieceOp, which whoever serves the model needs as well (stock TF Serving images may lack it); without
     tensorflow-text it raises `TensorflowTextError`.
@@ -22,11 +23,14 @@ class GraphSentencePieceTokenizer(keras.layers.Layer):
         model_file: a SentencePiece `.model` file.
         do_lower_case: what the caller expects; must match the model's normalization (None: don't check).
         tokenize_with_offsets: also return each token's start and end offsets.
+        fairseq_ids: XLM-R's ids (`sentencepiece_tokenizer.fairseq_ids`) and RoBERTa's packing.
         offsets_unit: "BYTE" (into the UTF-8 input) or "UTF8_CHAR" (code points).
         **kwargs: passed to keras.layers.Layer.
 
     Example:
     >>> import os, tempfile
+    >>> import tensorflow as tf
+    >>> from official_bert.text import GraphSentencePieceTokenizer, sentencepiece_tokenizer
     >>> d = tempfile.mkdtemp()
     >>> corpus = os.path.join(d, "corpus.txt")
     >>> _ = open(corpus, "w").write("The cat sat on the mat.\\nThe dog sat too.\\n\\nA new document here.\\n" * 20)
@@ -39,7 +43,7 @@ class GraphSentencePieceTokenizer(keras.layers.Layer):
     """
 
     def __init__(self, model_file, do_lower_case=None, tokenize_with_offsets=False, offsets_unit="BYTE",
-                 **kwargs):
+                 fairseq_ids=False, **kwargs):
         super().__init__(**kwargs)
         tf_text = import_tf_text("SentencePiece in the graph")
         if offsets_unit not in ("BYTE", "UTF8_CHAR"):
@@ -51,15 +55,19 @@ class GraphSentencePieceTokenizer(keras.layers.Layer):
         self.tokenize_with_offsets = tokenize_with_offsets
         self.offsets_unit = offsets_unit
         self.model_file = tf.saved_model.Asset(model_file)
-        self._special_tokens = special_tokens_dict(sentencepiece_tokenizer.SentencePieceTokenizer(model_file).vocab)
+        self.fairseq_ids = fairseq_ids
+        python = sentencepiece_tokenizer.SentencePieceTokenizer(model_file, fairseq_ids=fairseq_ids)
+        self.packing = packing_of(python)
+        self._special_tokens = special_tokens_dict(python.vocab, self.packing)
         self._tokenizer = tf_text.SentencepieceTokenizer(serialized, out_type=tf.int32)
 
     def call(self, inputs):
         text = tf.strings.unicode_transcode(text_batch(inputs, "GraphSentencePieceTokenizer"), "UTF-8", "UTF-8",
                                             errors="ignore")
         if not self.tokenize_with_offsets:
-            return self._tokenizer.tokenize(text)
+            return self._ids(self._tokenizer.tokenize(text))
         ids, starts, ends = self._tokenizer.tokenize_with_offsets(text)
+        ids = self._ids(ids)
         if self.offsets_unit == "UTF8_CHAR":
             # A token's character offset is the length, in characters, of the text before it.
             row_text = tf.gather(text, ids.value_rowids())
@@ -68,10 +76,17 @@ class GraphSentencePieceTokenizer(keras.layers.Layer):
                 for offsets in (starts, ends))
         return ids, tf.cast(starts, tf.int64), tf.cast(ends, tf.int64)
 
+    def _ids(self, ids):
+        """The model's ids, or fairseq's: its <unk> (0) → 3, every other id + 1 (`fairseq_ids`)."""
+        if not self.fairseq_ids:
+            return ids
+        return ids.with_flat_values(tf.where(tf.equal(ids.flat_values, 0), 3, ids.flat_values + 1))
+
     def get_special_tokens_dict(self):
         """vocab_size and the ids of [CLS], [SEP], [PAD] and [MASK], as `BertTokenizer` returns them."""
         return dict(self._special_tokens)
 
     def get_config(self):
         return {**super().get_config(), "model_file": self._model_path, "do_lower_case": self.do_lower_case,
-                "tokenize_with_offsets": self.tokenize_with_offsets, "offsets_unit": self.offsets_unit}
+                "tokenize_with_offsets": self.tokenize_with_offsets, "offsets_unit": self.offsets_unit,
+                "fairseq_ids": self.fairseq_ids}

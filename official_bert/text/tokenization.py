@@ -9,13 +9,13 @@ SentencePiece for the CLIs' `--vocab_file` / `--spm_model_file` flags).
 
 import collections
 import itertools
-import os
 import re
 import unicodedata
 
 from absl import logging
 
 from official_bert.errors import Error
+from official_bert.io.files import check_input_file
 
 
 _UNUSED_TOKEN = re.compile(r"^\[unused\d+\]$")  # what preserve_unused_tokens keeps whole
@@ -121,11 +121,10 @@ def load_vocab(vocab_file):
     if "://" in vocab_file:
         import tensorflow as tf
 
-        opener, isdir, not_found = tf.io.gfile.GFile, tf.io.gfile.isdir, tf.errors.NotFoundError
+        opener, not_found = tf.io.gfile.GFile, tf.errors.NotFoundError
     else:
-        opener, isdir, not_found = open, os.path.isdir, FileNotFoundError
-    if isdir(vocab_file):
-        raise VocabError(f"{vocab_file}: expected a vocabulary file, found a directory")
+        opener, not_found = open, FileNotFoundError
+    check_input_file(vocab_file, "a vocabulary file (vocab.txt: one token per line)", error=VocabError)
     vocab = collections.OrderedDict()
     duplicates = collections.defaultdict(list)  # token → its line numbers (1-based), for the warning
     try:
@@ -202,9 +201,12 @@ class FullTokenizer:
         normalize_unicode: None (the original's ids) or "nfc": compose the text (Unicode NFC) before tokenizing, so
             that decomposed (NFD) text finds a cased vocabulary's composed tokens. Without it a cased tokenizer
             counts the characters it sees decomposed that the vocabulary has only composed, and warns once.
+        max_input_chars_per_word: a longer word is one [UNK] (the original's 200; Hugging Face's tokenizers, with
+            which DistilBERT's and ELECTRA's checkpoints were made, use 100).
 
     Example:
     >>> import tempfile, os
+    >>> from official_bert.tokenization import FullTokenizer
     >>> path = os.path.join(tempfile.mkdtemp(), "vocab.txt")
     >>> _ = open(path, "w").write("\\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "un", "##aff", "##able", ","]))
     >>> tok = FullTokenizer(path, do_lower_case=True)
@@ -214,7 +216,8 @@ class FullTokenizer:
     [4, 5]
     """
 
-    def __init__(self, vocab_file, do_lower_case=True, preserve_unused_tokens=False, normalize_unicode=None):
+    def __init__(self, vocab_file, do_lower_case=True, preserve_unused_tokens=False, normalize_unicode=None,
+                 max_input_chars_per_word=200):
         self.vocab = load_vocab(vocab_file)
         if "[UNK]" not in self.vocab:
             raise VocabError(f"{vocab_file}: vocabulary has no [UNK] token")
@@ -224,7 +227,8 @@ class FullTokenizer:
         self.basic_tokenizer = BasicTokenizer(do_lower_case=do_lower_case,
                                               preserve_unused_tokens=preserve_unused_tokens, vocab=self.vocab,
                                               normalize_unicode=normalize_unicode)
-        self.wordpiece_tokenizer = WordpieceTokenizer(vocab=self.vocab)
+        self.wordpiece_tokenizer = WordpieceTokenizer(vocab=self.vocab,
+                                                      max_input_chars_per_word=max_input_chars_per_word)
         self._vocab_chars = None
 
     def tokenize(self, text):
@@ -277,6 +281,7 @@ class BasicTokenizer:
         normalize_unicode: None, or "nfc": compose the cleaned text (Unicode NFC) first.
 
     Example:
+    >>> from official_bert.tokenization import BasicTokenizer
     >>> BasicTokenizer(do_lower_case=True).tokenize(" \\tHeLLo!How  \\n Are yoU?  ")
     ['hello', '!', 'how', 'are', 'you', '?']
     >>> BasicTokenizer(preserve_unused_tokens=True, vocab={"[unused0]": 1}).tokenize("a [unused0] [unused1]")
@@ -373,6 +378,7 @@ class WordpieceTokenizer:
         max_input_chars_per_word: longer words become a single `unk_token` (the original: 200).
 
     Example:
+    >>> from official_bert.tokenization import WordpieceTokenizer
     >>> WordpieceTokenizer({"un": 0, "##aff": 1, "##able": 2}).tokenize("unaffable")
     ['un', '##aff', '##able']
     """

@@ -145,6 +145,7 @@ def build_vocab(input_files, output_file, vocab_size, do_lower_case=True, num_un
 
     Example:
     >>> import os, tempfile
+    >>> from official_bert.text.vocab_builder import build_vocab
     >>> d = tempfile.mkdtemp()
     >>> _ = open(os.path.join(d, "c.txt"), "w").write("Walking and talking.\\nThe walker talked.\\n\\nWalk!\\n")
     >>> tokens = build_vocab([os.path.join(d, "c.txt")], os.path.join(d, "vocab.txt"), vocab_size=60)

@@ -13,22 +13,23 @@ with a one-line message on bad input; the output appears only when complete.
 from absl import flags, logging
 
 from official_bert import pretraining_data
-from official_bert.tools import cli
 from official_bert.text import sentencepiece_tokenizer, vocab_builder
+from official_bert.tools import cli
+from official_bert.tools.flag_kinds import INPUT_FILES, OUTPUT_FILE, define_integer, define_path
 
 FLAGS = flags.FLAGS
 
-flags.DEFINE_string("input_file", None, "Input raw text file (or comma-separated list of files; globs allowed).")
-flags.DEFINE_string("output_file", None, "The WordPiece vocabulary to write, one token per line.")
-flags.DEFINE_string("spm_model_file", None, "Train a SentencePiece model to this file instead of a WordPiece "
-                    "vocabulary.")
-flags.DEFINE_integer("vocab_size", 30522, "Tokens in the vocabulary, reserved ones included (at most).")
+define_path("input_file", None, "Input raw text file (or comma-separated list of files; globs allowed).", INPUT_FILES)
+define_path("output_file", None, "The WordPiece vocabulary to write, one token per line.", OUTPUT_FILE)
+define_path("spm_model_file", None, "Train a SentencePiece model to this file instead of a WordPiece "
+            "vocabulary.", OUTPUT_FILE)
+define_integer("vocab_size", 30522, "Tokens in the vocabulary, reserved ones included (at most).", 10, 2000000)
 flags.DEFINE_bool("do_lower_case", True, "Lowercase and strip accents (uncased model); False for a cased model.")
-flags.DEFINE_integer("num_unused_tokens", 0, "[unused0].. slots reserved after the special tokens (WordPiece).")
+define_integer("num_unused_tokens", 0, "[unused0].. slots reserved after the special tokens (WordPiece).", 0, 1000000)
 flags.DEFINE_bool("preserve_unused_tokens", False, "Keep the corpus's [unused<n>] of the reserved slots whole, as "
                   "create_pretraining_data --preserve_unused_tokens does, instead of learning their pieces.")
-flags.DEFINE_integer("max_unique_chars", 1000, "Alphabet size: words with rarer characters are not learned from "
-                     "(WordPiece).")
+define_integer("max_unique_chars", 1000, "Alphabet size: words with rarer characters are not learned from "
+               "(WordPiece).", 1, 1000000)
 
 
 def main():

@@ -20,41 +20,44 @@ from absl import flags, logging
 
 from official_bert import pretraining_data as ptd
 from official_bert import tokenization
+from official_bert.tools.flag_kinds import (INPUT_FILE, INPUT_FILES, MAX_SEED, MAX_SEQ_LENGTH, OUTPUT_FILES,
+                                            define_integer, define_path, define_real)
 
 FLAGS = flags.FLAGS
 
-flags.DEFINE_string("input_file", None, "Input raw text file (or comma-separated list of files; globs allowed).")
-flags.DEFINE_string("output_file", None, "Output TF example file (or comma-separated list of files, written "
-                    "round-robin).")
-flags.DEFINE_string("vocab_file", None, "The vocabulary file that the BERT model was trained on.")
-flags.DEFINE_string("spm_model_file", None, "A SentencePiece model to tokenize with instead of --vocab_file "
-                    "(whole words are then the pieces from one \"\u2581\" piece to the next).")
+define_path("input_file", None, "Input raw text file (or comma-separated list of files; globs allowed).", INPUT_FILES)
+define_path("output_file", None, "Output TF example file (or comma-separated list of files, written "
+            "round-robin).", OUTPUT_FILES)
+define_path("vocab_file", None, "The vocabulary file that the BERT model was trained on.", INPUT_FILE)
+define_path("spm_model_file", None, "A SentencePiece model to tokenize with instead of --vocab_file "
+            "(whole words are then the pieces from one \"\u2581\" piece to the next).", INPUT_FILE)
 flags.DEFINE_bool("do_lower_case", True, "Whether to lower case the input text. Should be True for uncased "
                   "models and False for cased models.")
 flags.DEFINE_bool("preserve_unused_tokens", False, "If True, Wordpiece tokenization will not be applied to words "
                   "in the vocab: an [unused*] token of the vocabulary in the text stays one token.")
 flags.DEFINE_bool("do_whole_word_mask", False,
                   "Whether to use whole word masking rather than per-WordPiece masking.")
-flags.DEFINE_integer("max_ngram_size", None, "Mask runs of up to this many whole words, shorter runs favoured "
-                     "(weight 1/n); needs --do_whole_word_mask.")
+define_integer("max_ngram_size", None, "Mask runs of up to this many whole words, shorter runs favoured "
+               "(weight 1/n); needs --do_whole_word_mask.", 1, 10)
 flags.DEFINE_bool("gzip_compress", False, "Write GZIP-compressed TFRecord files.")
 flags.DEFINE_bool("use_v2_feature_names", False,
                   "Name the features input_word_ids / input_type_ids (Model Garden).")
-flags.DEFINE_integer("max_seq_length", 128, "Maximum sequence length.")
-flags.DEFINE_integer("max_predictions_per_seq", 20, "Maximum number of masked LM predictions per sequence.")
-flags.DEFINE_integer("random_seed", 12345, "Random seed for data generation.")
-flags.DEFINE_integer("dupe_factor", 10, "Number of times to duplicate the input data (with different masks).")
-flags.DEFINE_float("masked_lm_prob", 0.15, "Masked LM probability.")
-flags.DEFINE_float("short_seq_prob", 0.1, "Probability of creating sequences which are shorter than the "
-                   "maximum length.")
-flags.DEFINE_float("mask_token_prob", 0.8, "Share of predicted tokens replaced by [MASK].")
-flags.DEFINE_float("random_token_prob", 0.1, "Share of predicted tokens replaced by a random token (the rest "
-                   "are kept).")
+define_integer("max_seq_length", 128, "Maximum sequence length.", 4, MAX_SEQ_LENGTH)
+define_integer("max_predictions_per_seq", 20, "Maximum number of masked LM predictions per sequence.", 1,
+               MAX_SEQ_LENGTH)
+define_integer("random_seed", 12345, "Random seed for data generation.", 0, MAX_SEED)
+define_integer("dupe_factor", 10, "Number of times to duplicate the input data (with different masks).", 1, 10000)
+define_real("masked_lm_prob", 0.15, "Masked LM probability.", 0, 1, open_lower=True)
+define_real("short_seq_prob", 0.1, "Probability of creating sequences which are shorter than the "
+            "maximum length.", 0, 1)
+define_real("mask_token_prob", 0.8, "Share of predicted tokens replaced by [MASK].", 0, 1)
+define_real("random_token_prob", 0.1, "Share of predicted tokens replaced by a random token (the rest "
+            "are kept).", 0, 1)
 flags.DEFINE_bool("no_nsp", False, "Single-segment examples packed to full length, without next sentence "
                   "prediction (the paper's 'No NSP' ablation; next_sentence_labels is always 0).")
-flags.DEFINE_integer("num_workers", None, "Worker processes (default: every available core). The output does "
-                     "not depend on it.")
-flags.DEFINE_integer("num_output_shards", 1, "Write N files named OUTPUT_FILE-0000i-of-0000N instead of one.")
+define_integer("num_workers", None, "Worker processes (default: every available core). The output does "
+               "not depend on it.", 1, 4096)
+define_integer("num_output_shards", 1, "Write N files named OUTPUT_FILE-0000i-of-0000N instead of one.", 1, 100000)
 
 
 def main():

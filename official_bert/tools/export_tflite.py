@@ -24,14 +24,15 @@ import tensorflow as tf
 from absl import flags
 
 from official_bert.export.tflite import QUANTIZATIONS, export_tflite, saved_model_version
+from official_bert.tools.flag_kinds import MODEL, OUTPUT_DIRECTORY, define_path
 
 FLAGS = flags.FLAGS
 
-flags.DEFINE_string("saved_model_dir", None, "A SavedModel directory, or an export directory of numbered versions "
-                    "(the newest is converted).")
-flags.DEFINE_string("output_dir", None, "Where to write model.tflite, text_model.tflite and the vocabulary: a new "
-                    "or empty directory, or an earlier --output_dir of this tool (replaced whole); a directory "
-                    "holding other files is refused, and they are left as they are.")
+define_path("saved_model_dir", None, "A SavedModel directory, or an export directory of numbered versions "
+            "(the newest is converted).", MODEL)
+define_path("output_dir", None, "Where to write model.tflite, text_model.tflite and the vocabulary: a new "
+            "or empty directory, or an earlier --output_dir of this tool (replaced whole); a directory "
+            "holding other files is refused, and they are left as they are.", OUTPUT_DIRECTORY)
 flags.DEFINE_enum("tflite_quantization", "none", QUANTIZATIONS, "none: float32; dynamic_int8: weights as int8 "
                   "(about a quarter of the size); float16: weights as float16 (half).")
 flags.DEFINE_bool("text_model", True, "Also convert the raw-text signature to text_model.tflite (Select TF ops).")

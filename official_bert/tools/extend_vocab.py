@@ -28,24 +28,25 @@ from absl import flags
 from official_bert import pretraining_data
 from official_bert.checkpoints import SAVE_FORMATS
 from official_bert.checkpoints import vocab_extension
+from official_bert.tools.flag_kinds import INPUT_FILE, INPUT_FILES, MODEL, OUTPUT_DIRECTORY, define_integer, define_path
 
 FLAGS = flags.FLAGS
 
-flags.DEFINE_string("init_checkpoint", None, "The checkpoint to extend: Google's TF1, Hugging Face or ours (a "
-                    "directory, a TF checkpoint prefix or a .safetensors file).")
-flags.DEFINE_string("vocab_file", None, "Its vocabulary (default: the vocab.txt beside the checkpoint).")
-flags.DEFINE_string("bert_config_file", None, "Its config (default: the bert_config.json or config.json beside "
-                    "the checkpoint).")
+define_path("init_checkpoint", None, "The checkpoint to extend: Google's TF1, Hugging Face or ours (a "
+            "directory, a TF checkpoint prefix or a .safetensors file).", MODEL)
+define_path("vocab_file", None, "Its vocabulary (default: the vocab.txt beside the checkpoint).", INPUT_FILE)
+define_path("bert_config_file", None, "Its config (default: the bert_config.json or config.json beside "
+            "the checkpoint).", INPUT_FILE)
 flags.DEFINE_bool("do_lower_case", None, "The model's casing (default: uncased when the vocabulary has no "
                   "uppercase entry). New words are lowercased and accent-stripped for an uncased model.")
-flags.DEFINE_string("new_words", None, "A file of words to add, one per line (a tab ends the word).")
-flags.DEFINE_string("from_corpus", None, "Instead of --new_words: text files (comma-separated, globs allowed) whose "
-                    "--num_new_words words the vocabulary splits into the most pieces x occurrences are added.")
-flags.DEFINE_integer("num_new_words", None, "How many words to take from --from_corpus.")
+define_path("new_words", None, "A file of words to add, one per line (a tab ends the word).", INPUT_FILE)
+define_path("from_corpus", None, "Instead of --new_words: text files (comma-separated, globs allowed) whose "
+            "--num_new_words words the vocabulary splits into the most pieces x occurrences are added.", INPUT_FILES)
+define_integer("num_new_words", None, "How many words to take from --from_corpus.", 1, 1000000)
 flags.DEFINE_enum("mode", "unused", vocab_extension.MODES, "unused: write the words over [unusedX] entries; "
                   "append: add rows after the last id.")
-flags.DEFINE_string("output_dir", None, "A new or empty directory for vocab.txt, bert_config.json and the "
-                    "checkpoint.")
+define_path("output_dir", None, "A new or empty directory for vocab.txt, bert_config.json and the "
+            "checkpoint.", OUTPUT_DIRECTORY)
 flags.DEFINE_enum("output_format", None, SAVE_FORMATS, "The checkpoint format to write (default: the input's).")
 flags.DEFINE_bool("dry_run", False, "Check the words and print where they would go; write nothing.")
 

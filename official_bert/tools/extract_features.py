@@ -25,29 +25,32 @@ from official_bert.tools import cli  # first: it quiets TensorFlow's C++ start-u
 from absl import flags
 
 from official_bert import BertConfig, BertEncoder
-from official_bert.checkpoints import load_checkpoint, resolve_causal_attention
+from official_bert.checkpoints import case, load_checkpoint, resolve_causal_attention
 from official_bert.export.embedding import export_embedding
-from official_bert.export.tflite import export_tflite
 from official_bert.export.precision import model_in_precision, resolve_export_precision
 from official_bert.export.tfhub import export_tfhub
+from official_bert.export.tflite import export_tflite
 from official_bert.features import (DTYPES, OUTPUT_FORMATS, POOLINGS, FeatureError, FeatureExtractor,
                                     Progress, open_writer, parse_layers, read_inputs, tokenize_input)
+from official_bert.tools.flag_kinds import (INPUT_FILE, MAX_BATCH_SIZE, OUTPUT_DIRECTORY, OUTPUT_FILE, define_integer,
+                                            define_path, define_text)
 from official_bert.tools.flags import (define_export_precision_flags, define_model_flags, define_tflite_flags,
                                        tokenizer_spec_from_flags)
 
 FLAGS = flags.FLAGS
 
 # The original's flags.
-flags.DEFINE_string("input_file", None, "A text file of one input per line: `text_a`, or `text_a ||| text_b`.")
-flags.DEFINE_string("output_file", None, "Where to write the features.")
-flags.DEFINE_string("layers", "-1,-2,-3,-4", "The layers whose outputs to write: comma-separated indexes into the "
-                    "encoder's layers, -1 the last.")
+define_path("input_file", None, "A text file of one input per line: `text_a`, or `text_a ||| text_b`.", INPUT_FILE)
+define_path("output_file", None, "Where to write the features.", OUTPUT_FILE)
+define_text("layers", "-1,-2,-3,-4", "The layers whose outputs to write: comma-separated indexes into the "
+            "encoder's layers, -1 the last.")
 define_model_flags(init_checkpoint_help="Initial checkpoint (usually from a pre-trained BERT model): Google's TF1, "
                    "Hugging Face or ours.")
-flags.DEFINE_integer("batch_size", 32, "Batch size for predictions.")
+define_integer("batch_size", 32, "Batch size for predictions.", 1, MAX_BATCH_SIZE)
 flags.DEFINE_bool("use_tpu", False, "Whether to use TPU or GPU/CPU (this tool runs on the CPU or GPU).")
-flags.DEFINE_string("master", None, "If using a TPU, the address of the master (unused).")
-flags.DEFINE_integer("num_tpu_cores", 8, "Only used if `use_tpu` is True. Total number of TPU cores to use (unused).")
+define_text("master", None, "If using a TPU, the address of the master (unused).", affects_result=False)
+define_integer("num_tpu_cores", 8, "Only used if `use_tpu` is True. Total number of TPU cores to use (unused).", 1,
+               65536, affects_result=False)
 flags.DEFINE_bool("use_one_hot_embeddings", False, "Accepted for the original's command lines; the values do not "
                   "depend on it.")
 # Added.
@@ -57,14 +60,13 @@ flags.DEFINE_enum("output_dtype", "float32", DTYPES, "The values' type in npz an
 flags.DEFINE_enum("pooling", "none", ("none", *POOLINGS), "none: every token's vector; cls: the [CLS] vector; "
                   "mean / max: over the text's tokens ([CLS] and [SEP] included), one vector per text and layer.")
 flags.DEFINE_bool("normalize", False, "L2-normalise each pooled vector (with --pooling).")
-flags.DEFINE_string("export_dir", None, "Export a sentence-embedding SavedModel (raw `text` → `embedding`, the "
-                    "--pooling vectors of --layers side by side) as a new version <export_dir>/<n>/.")
+define_path("export_dir", None, "Export a sentence-embedding SavedModel (raw `text` → `embedding`, the "
+            "--pooling vectors of --layers side by side) as a new version <export_dir>/<n>/.", OUTPUT_DIRECTORY)
 define_tflite_flags()  # LiteRT files of the --export_dir SavedModel
 define_export_precision_flags()  # of the --export_dir SavedModel; the TF Hub encoder stays float32, as Model Garden's
-flags.DEFINE_string("export_tfhub_dir", None, "Export the TF Hub pair <dir>/preprocess (raw text → encoder inputs "
-                    "of --max_seq_length) and <dir>/encoder (→ pooled_output, sequence_output, encoder_outputs).")
-
-
+define_path("export_tfhub_dir", None, "Export the TF Hub pair <dir>/preprocess (raw text → encoder inputs of "
+            "--max_seq_length) and <dir>/encoder (→ pooled_output, sequence_output, encoder_outputs).",
+            OUTPUT_DIRECTORY)
 def main():
     if FLAGS.export_tflite_dir and not FLAGS.export_dir:
         raise FeatureError("--export_tflite_dir converts the --export_dir SavedModel: pass --export_dir too")
@@ -78,7 +80,7 @@ def main():
         raise FeatureError("--export_dir exports one embedding per text: pass --pooling=cls, mean or max")
     if FLAGS.max_seq_length < 3:
         raise FeatureError(f"--max_seq_length={FLAGS.max_seq_length}: expected at least 3 ([CLS] and two [SEP])")
-    cli.check_case(FLAGS.do_lower_case, FLAGS.init_checkpoint)
+    case.check_case(FLAGS.do_lower_case, FLAGS.init_checkpoint, f"--init_checkpoint={FLAGS.init_checkpoint}")
     # A left-to-right checkpoint stays left-to-right under a config that does not say so.
     config = resolve_causal_attention(BertConfig.from_json_file(FLAGS.bert_config_file), None,
                                       FLAGS.bert_config_file, [FLAGS.init_checkpoint])

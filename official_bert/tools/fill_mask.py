@@ -18,34 +18,40 @@ from official_bert.tools import cli  # first: it quiets TensorFlow's C++ start-u
 import tensorflow as tf
 from absl import flags
 
+from official_bert.checkpoints import case
 from official_bert.configs import BertConfig, ConfigError
-from official_bert.fill_mask import MASK, FillMaskError, encode_masked_text, load_masked_lm, top_k_fillers
+from official_bert.fill_mask import FillMaskError, encode_masked_text, load_masked_lm, top_k_fillers
+from official_bert.io.files import check_input_file
+from official_bert.text.packing import packing_of
+from official_bert.tools.flag_kinds import (INPUT_FILE, MAX_SEQ_LENGTH, MODEL, define_integer, define_path,
+                                            define_text_list)
 from official_bert.tools.flags import tokenizer_spec_from_flags
 
 FLAGS = flags.FLAGS
 
-flags.DEFINE_string("bert_config_file", None, "The config json file of the pretrained BERT model.")
-flags.DEFINE_string("vocab_file", None, "The vocabulary file that the BERT model was trained on.")
-flags.DEFINE_string("init_checkpoint", None, "The pretrained checkpoint, with its masked-LM head: "
-                    "run_pretraining's --output_dir, Google's TF1, Hugging Face or ours.")
+define_path("bert_config_file", None, "The config json file of the pretrained BERT model.", INPUT_FILE)
+define_path("vocab_file", None, "The vocabulary file that the BERT model was trained on.", INPUT_FILE)
+define_path("init_checkpoint", None, "The pretrained checkpoint, with its masked-LM head: "
+            "run_pretraining's --output_dir, Google's TF1, Hugging Face or ours.", MODEL)
 flags.DEFINE_bool("do_lower_case", True, "Whether to lower case the input text. Should be True for uncased models "
                   "and False for cased models.")
-flags.DEFINE_string("input_file", None, "A text file of one text per line, each with one or more [MASK]s "
-                    "(blank lines are skipped).")
-flags.DEFINE_multi_string("text", [], "A text with one or more [MASK]s (repeatable).")
-flags.DEFINE_integer("top_k", 5, "How many tokens to print for each [MASK].", lower_bound=1)
-flags.DEFINE_integer("max_seq_length", 128, "The most WordPiece tokens of a text, [CLS] and [SEP] included (by "
-                     "default at most the model's max_position_embeddings).")
+define_path("input_file", None, "A text file of one text per line, each with one or more [MASK]s "
+            "(blank lines are skipped).", INPUT_FILE)
+define_text_list("text", [], "A text with one or more [MASK]s (repeatable).", multi=True)
+define_integer("top_k", 5, "How many tokens to print for each [MASK].", 1, 1000)
+define_integer("max_seq_length", 128, "The most WordPiece tokens of a text, [CLS] and [SEP] included (by "
+               "default at most the model's max_position_embeddings).", 3, MAX_SEQ_LENGTH)
 
 
 def main():
     if not FLAGS.input_file and not FLAGS.text:
         cli.fail("no text to fill in: pass --input_file and/or --text")
-    cli.check_case(FLAGS.do_lower_case, FLAGS.init_checkpoint)
+    case.check_case(FLAGS.do_lower_case, FLAGS.init_checkpoint, f"--init_checkpoint={FLAGS.init_checkpoint}")
     texts = _read_texts(FLAGS.input_file, FLAGS.text)
     tokenizer = tokenizer_spec_from_flags().python_tokenizer()
-    if MASK not in tokenizer.vocab:
-        raise FillMaskError(f"--vocab_file={FLAGS.vocab_file} has no {MASK} token: not a BERT vocabulary?")
+    mask = packing_of(tokenizer).mask_token
+    if mask not in tokenizer.vocab:
+        raise FillMaskError(f"--vocab_file={FLAGS.vocab_file} has no {mask} token: not a BERT vocabulary?")
     config = BertConfig.from_json_file(FLAGS.bert_config_file)
     if FLAGS["max_seq_length"].present:
         config.check_seq_length(FLAGS.max_seq_length, f"--bert_config_file={FLAGS.bert_config_file}")
@@ -57,7 +63,7 @@ def main():
         except FillMaskError as e:
             raise FillMaskError(f"{where}: {e}") from None
     if len(tokenizer.vocab) > config.vocab_size:
-        raise ConfigError(f"--vocab_file={FLAGS.vocab_file} has {len(tokenizer.vocab)} tokens, more than the "
+        raise ConfigError(f"--vocab_file={FLAGS.vocab_file or FLAGS.spm_model_file} has {len(tokenizer.vocab)} tokens, more than the "
                           f"vocab_size={config.vocab_size} of --bert_config_file={FLAGS.bert_config_file}")
     model = load_masked_lm(config, FLAGS.init_checkpoint, FLAGS.do_lower_case)
     fillers = top_k_fillers(model, tokenizer, encoded, FLAGS.top_k)
@@ -71,8 +77,7 @@ def _read_texts(input_file, texts):
     """(where, text) for every non-blank line of `input_file` ("FILE:LINE") and every --text ("--text=...")."""
     found = []
     if input_file:
-        if tf.io.gfile.isdir(input_file):
-            raise FillMaskError(f"--input_file={input_file}: is a directory; expected a text file")
+        check_input_file(input_file, "a text file", "--input_file", FillMaskError)
         try:
             with tf.io.gfile.GFile(input_file, "rb") as f:
                 lines = f.read().decode("utf-8-sig").splitlines()  # a leading BOM dropped
@@ -91,7 +96,9 @@ def _read_texts(input_file, texts):
 
 def run():
     """The tool as a command (`python fill_mask.py`, or the console script `bert-fill-mask`)."""
-    cli.run(main, required_flags=["bert_config_file", "vocab_file", "init_checkpoint"])
+    # --vocab_file (or --spm_model_file) is checked with the config: a RoBERTa's, XLM-R's, DistilBERT's or ELECTRA's
+    # tokenizer files are read beside the checkpoint.
+    cli.run(main, required_flags=["bert_config_file", "init_checkpoint"])
 
 
 if __name__ == "__main__":

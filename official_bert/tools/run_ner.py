@@ -38,6 +38,7 @@ from absl import flags
 
 from official_bert.finetuning import run_task
 from official_bert.tasks import NerTask
+from official_bert.tools.flag_kinds import INPUT_DIRECTORY, MAX_SEQ_LENGTH, define_integer, define_path, define_text
 from official_bert.tools.flags import (define_export_flags, define_finetuning_flags, define_model_flags,
                                        define_sweep_flags, finetuning_settings_from_flags)
 from official_bert.tools.sweep import sweep_from_flags
@@ -45,31 +46,31 @@ from official_bert.tools.sweep import sweep_from_flags
 FLAGS = flags.FLAGS
 
 # run_classifier's flags.
-flags.DEFINE_string("data_dir", None, "The input data dir: train.txt, valid.txt (or dev.txt) and test.txt in CoNLL "
-                    "format, or train.jsonl, validation.jsonl (or dev.jsonl) and test.jsonl: JSON Lines, a list of "
-                    "tokens and a list of string tags per line (--tokens_column, --tags_column).")
+define_path("data_dir", None, "The input data dir: train.txt, valid.txt (or dev.txt) and test.txt in CoNLL "
+            "format, or train.jsonl, validation.jsonl (or dev.jsonl) and test.jsonl: JSON Lines, a list of "
+            "tokens and a list of string tags per line (--tokens_column, --tags_column).", INPUT_DIRECTORY)
 define_model_flags(init_checkpoint_help="Initial checkpoint (usually from a pre-trained BERT model): Google's TF1, "
                    "Hugging Face or ours; a fine-tuning --output_dir means its final (or --keep_best) checkpoint. "
                    "Ignored when --output_dir holds a checkpoint.")
 define_finetuning_flags(do_eval_help="Whether to score the dev set (valid.txt) with conlleval.",
                         do_predict_help="Whether to tag the test set (test.txt) and score it with conlleval.")
 define_export_flags()
-flags.DEFINE_string("label_list", None, "The tags the files may hold, comma-separated, in any scheme (e.g. "
-                    "O,B-PER,I-PER,B-LOC,I-LOC); their types in this order make the model's labels. Default: the "
-                    "types of train.txt, sorted.")
+define_text("label_list", None, "The tags the files may hold, comma-separated, in any scheme (e.g. "
+            "O,B-PER,I-PER,B-LOC,I-LOC); their types in this order make the model's labels. Default: the "
+            "types of train.txt, sorted.")
 flags.DEFINE_bool("keep_best", False, "With --do_train and --do_eval: evaluate on dev after every epoch and use the "
                   "best checkpoint by entity F1 for --do_eval, --do_predict and --export_dir, instead of the final "
                   "one. The dev figure is then optimistic: it is chosen on the set it is reported on.")
 define_sweep_flags()
 # Added for NER.
-flags.DEFINE_integer("doc_stride", None, "When a sentence (or a served text) has more WordPieces than a window "
-                     "(--max_seq_length - 2), how many pieces apart its windows start. Default: 64, or half a window "
-                     "where a window has no more than 64 pieces.")
+define_integer("doc_stride", None, "When a sentence (or a served text) has more WordPieces than a window "
+               "(--max_seq_length - 2), how many pieces apart its windows start. Default: 64, or half a window "
+               "where a window has no more than 64 pieces.", 1, MAX_SEQ_LENGTH)
 flags.DEFINE_bool("document_context", False, "Fill each sentence's window with the sentences around it in its "
                   "document (the paper's \"maximal document context\"); only the sentence's words are labelled.")
-flags.DEFINE_string("tokens_column", "tokens", "JSON Lines files: the key of each line's list of tokens.")
-flags.DEFINE_string("tags_column", "ner_tags", "JSON Lines files: the key of each line's list of tags (strings such as "
-                    "B-PER, one per token; not class ids).")
+define_text("tokens_column", "tokens", "JSON Lines files: the key of each line's list of tokens.")
+define_text("tags_column", "ner_tags", "JSON Lines files: the key of each line's list of tags (strings such as "
+            "B-PER, one per token; not class ids).")
 
 
 def main():

@@ -23,52 +23,56 @@ import tensorflow as tf
 from absl import flags, logging
 
 from official_bert import distribution
-from official_bert.checkpoints import resolve_causal_attention
-from official_bert.training import input_pipeline
+from official_bert.checkpoints import kinds, resolve_causal_attention
 from official_bert.io import write_eval_results
-from official_bert.training import PretrainingRun, TrainingError, TrainingOptions, prepare_output_dir
+from official_bert.tools.flag_kinds import (INPUT_FILE, INPUT_FILES, MAX_BATCH_SIZE, MAX_SEQ_LENGTH, MAX_STEPS, MODEL,
+                                            RUN_DIRECTORY, define_integer, define_path, define_real, neutral)
 from official_bert.tools.flags import (define_shared_flags, mixed_precision_from_flags, model_config_from_flags,
                                        strategy_from_flags)
+from official_bert.training import input_pipeline
+from official_bert.training import PretrainingRun, TrainingError, TrainingOptions, prepare_output_dir
 
 FLAGS = flags.FLAGS
 
 # The original's flags.
-flags.DEFINE_string("bert_config_file", None, "The config json file corresponding to the pre-trained BERT model. "
-                    "This specifies the model architecture.")
-flags.DEFINE_string("input_file", None, "Input TF example files (can be a glob or comma separated).")
-flags.DEFINE_string("output_dir", None, "The output directory where the model checkpoints will be written.")
-flags.DEFINE_string("init_checkpoint", None, "Initial checkpoint (usually from a pre-trained BERT model): "
-                    "Google's TF1, Hugging Face or ours. Ignored when --output_dir holds a checkpoint to resume.")
-flags.DEFINE_integer("max_seq_length", 128, "The maximum total input sequence length after WordPiece tokenization. "
-                     "Must match the data.")
-flags.DEFINE_integer("max_predictions_per_seq", 20, "Maximum number of masked LM predictions per sequence. "
-                     "Must match the data.")
+define_path("bert_config_file", None, "The config json file corresponding to the pre-trained BERT model. "
+            "This specifies the model architecture.", INPUT_FILE)
+define_path("input_file", None, "Input TF example files (can be a glob or comma separated).", INPUT_FILES)
+define_path("output_dir", None, "The output directory where the model checkpoints will be written.", RUN_DIRECTORY)
+define_path("init_checkpoint", None, "Initial checkpoint (usually from a pre-trained BERT model): "
+            "Google's TF1, Hugging Face or ours. Ignored when --output_dir holds a checkpoint to resume.", MODEL)
+define_integer("max_seq_length", 128, "The maximum total input sequence length after WordPiece tokenization. "
+               "Must match the data.", 3, MAX_SEQ_LENGTH)
+define_integer("max_predictions_per_seq", 20, "Maximum number of masked LM predictions per sequence. "
+               "Must match the data.", 1, MAX_SEQ_LENGTH)
 flags.DEFINE_bool("do_train", False, "Whether to run training.")
 flags.DEFINE_bool("do_eval", False, "Whether to run eval on the dev set.")
-flags.DEFINE_integer("train_batch_size", 32, "Total batch size for training (of one optimizer update).")
-flags.DEFINE_integer("eval_batch_size", 8, "Total batch size for eval.")
-flags.DEFINE_float("learning_rate", 5e-5, "The initial learning rate for the optimizer.")
-flags.DEFINE_integer("num_train_steps", 100000, "Number of training steps.")
-flags.DEFINE_integer("num_warmup_steps", 10000, "Number of warmup steps.")
-flags.DEFINE_integer("save_checkpoints_steps", 1000, "How often to save the model checkpoint.")
-flags.DEFINE_integer("iterations_per_loop", 1000, "How many steps to make in each call into the compiled "
-                     "training loop (Keras steps_per_execution).")
-flags.DEFINE_integer("max_eval_steps", 100, "Maximum number of eval steps.")
+neutral("do_train", "do_eval")
+define_integer("train_batch_size", 32, "Total batch size for training (of one optimizer update).", 1, MAX_BATCH_SIZE)
+define_integer("eval_batch_size", 8, "Total batch size for eval.", 1, MAX_BATCH_SIZE, affects_result=False)
+define_real("learning_rate", 5e-5, "The initial learning rate for the optimizer.", 0, 1, open_lower=True)
+define_integer("num_train_steps", 100000, "Number of training steps.", 1, MAX_STEPS)
+define_integer("num_warmup_steps", 10000, "Number of warmup steps.", 0, MAX_STEPS)
+define_integer("save_checkpoints_steps", 1000, "How often to save the model checkpoint.", 1, MAX_STEPS,
+               affects_result=False)
+define_integer("iterations_per_loop", 1000, "How many steps to make in each call into the compiled "
+               "training loop (Keras steps_per_execution).", 1, MAX_STEPS, affects_result=False)
+define_integer("max_eval_steps", 100, "Maximum number of eval steps.", 1, MAX_STEPS, affects_result=False)
 define_shared_flags()
 # Added.
 flags.DEFINE_enum("optimizer", "adamw", ["adamw", "lamb"], "adamw: the original AdamWeightDecay; lamb: LAMB.")
-flags.DEFINE_float("weight_decay_rate", 0.01, "Decoupled weight decay, not applied to LayerNorm and bias.")
-flags.DEFINE_integer("gradient_accumulation_steps", 1, "Split each update's --train_batch_size into this many "
-                     "micro-batches and apply their mean gradient.")
+define_real("weight_decay_rate", 0.01, "Decoupled weight decay, not applied to LayerNorm and bias.", 0, 1)
+define_integer("gradient_accumulation_steps", 1, "Split each update's --train_batch_size into this many "
+               "micro-batches and apply their mean gradient.", 1, 65536)
 flags.DEFINE_bool("no_nsp", False, "Train the masked LM only (the paper's 'No NSP' ablation): --objective=mlm.")
 flags.DEFINE_enum("objective", "mlm_nsp", ["mlm_nsp", "mlm", "ltr"], "mlm_nsp: masked LM + next sentence (BERT); "
                   "mlm: masked LM only ('No NSP'); ltr: a left-to-right LM with causal attention predicting every "
                   "next token of the records' unmasked text, no NSP (the paper's 'LTR & No NSP'; the "
                   "bert_config.json it writes records \"causal_attention\": true, and every tool that builds a model "
                   "from it keeps the left-only constraint).")
-flags.DEFINE_integer("keep_checkpoint_max", 5, "How many checkpoints to keep (0: all).")
-flags.DEFINE_string("vocab_file", None, "The vocabulary the data was made with, copied into --output_dir for "
-                    "fine-tuning.")
+define_integer("keep_checkpoint_max", 5, "How many checkpoints to keep (0: all).", 0, 1000000, affects_result=False)
+define_path("vocab_file", None, "The vocabulary the data was made with, copied into --output_dir for "
+            "fine-tuning.", INPUT_FILE)
 
 
 def main():
@@ -103,6 +107,7 @@ def main():
 
     if distribution.is_chief(strategy):
         prepare_output_dir(options.output_dir, config, FLAGS.vocab_file, options.init_checkpoint)
+        kinds.record(options.output_dir, "BertPretrainer")
     run = cli.watch(PretrainingRun(config, options, strategy, left_to_right=FLAGS.objective == "ltr"))
 
     if FLAGS.do_train:

@@ -28,6 +28,7 @@ from absl import flags
 
 from official_bert.finetuning import run_task
 from official_bert.tasks import SquadTask
+from official_bert.tools.flag_kinds import INPUT_FILE, MAX_SEQ_LENGTH, define_integer, define_path, define_real, neutral
 from official_bert.tools.flags import (define_export_flags, define_finetuning_flags, define_model_flags,
                                        define_sweep_flags, finetuning_settings_from_flags)
 from official_bert.tools.sweep import sweep_from_flags
@@ -44,23 +45,25 @@ define_finetuning_flags(do_predict_help="Whether to run eval on the dev set.",
                         length_bucket_width=0, length_bucket_note=" Training only, and off by default: the original's "
                         "softmax over positions covers every position up to --max_seq_length, padding included, "
                         "and a shorter batch leaves the cut positions out of the loss.")
-flags.DEFINE_string("train_file", None, "SQuAD json for training. E.g., train-v1.1.json")
-flags.DEFINE_string("predict_file", None, "SQuAD json for predictions. E.g., dev-v1.1.json or test-v1.1.json")
-flags.DEFINE_integer("doc_stride", 128, "When splitting up a long document into chunks, how much stride to take "
-                     "between chunks.")
-flags.DEFINE_integer("max_query_length", None, "The maximum number of tokens for the question. Questions longer than "
-                     "this will be truncated to this length. Default: 64, or, where 64 would leave no room for the "
-                     "paragraph, half of what --max_seq_length leaves besides [CLS] and two [SEP].")
-flags.DEFINE_integer("n_best_size", 20, "The total number of n-best predictions to generate in the "
-                     "nbest_predictions.json output file.")
-flags.DEFINE_integer("max_answer_length", 30, "The maximum length of an answer that can be generated. This is "
-                     "needed because the start and end predictions are not conditioned on one another.")
+define_path("train_file", None, "SQuAD json for training. E.g., train-v1.1.json", INPUT_FILE)
+define_path("predict_file", None, "SQuAD json for predictions. E.g., dev-v1.1.json or test-v1.1.json", INPUT_FILE,
+            affects_result=False)
+define_integer("doc_stride", 128, "When splitting up a long document into chunks, how much stride to take "
+               "between chunks.", 1, MAX_SEQ_LENGTH)
+define_integer("max_query_length", None, "The maximum number of tokens for the question. Questions longer than "
+               "this will be truncated to this length. Default: 64, or, where 64 would leave no room for the "
+               "paragraph, half of what --max_seq_length leaves besides [CLS] and two [SEP].", 1, MAX_SEQ_LENGTH)
+define_integer("n_best_size", 20, "The total number of n-best predictions to generate in the "
+               "nbest_predictions.json output file.", 1, 10000, affects_result=False)
+define_integer("max_answer_length", 30, "The maximum length of an answer that can be generated. This is "
+               "needed because the start and end predictions are not conditioned on one another.", 1, MAX_SEQ_LENGTH,
+               affects_result=False)
 flags.DEFINE_bool("verbose_logging", False, "If true, all of the warnings related to data processing will be "
                   "printed. A number of warnings are expected for a normal SQuAD evaluation.")
 flags.DEFINE_bool("version_2_with_negative", False, "If true, the SQuAD examples contain some that do not have an "
                   "answer.")
-flags.DEFINE_float("null_score_diff_threshold", 0.0, "If null_score - best_non_null is greater than the threshold "
-                   "predict null.")
+define_real("null_score_diff_threshold", 0.0, "If null_score - best_non_null is greater than the threshold "
+            "predict null.", -10000, 10000, affects_result=False)
 # Added.
 flags.DEFINE_bool("find_best_threshold", False, "SQuAD 2.0 with --do_eval: choose --null_score_diff_threshold as "
                   "the one that maximizes F1 on --predict_file, predict with it, report it (and export with it).")
@@ -68,6 +71,7 @@ define_export_flags()
 flags.DEFINE_enum("tokenizer_ops", "core", ["core", "tf_text"], "The ops of the exported tokenizer: core (TensorFlow's "
                   "own: any TensorFlow serves the export, stock TF Serving included) or tf_text (tensorflow-text's "
                   "WordPiece op, which the server then needs).")
+neutral("verbose_logging", "find_best_threshold", "tokenizer_ops")
 define_sweep_flags()
 
 
@@ -83,7 +87,8 @@ def main():
 
 def run():
     """The tool as a command (`python run_squad.py`, or the console script `bert-run-squad`)."""
-    cli.run(main, required_flags=["vocab_file", "bert_config_file", "output_dir"])
+    # --vocab_file is checked with the config: a RoBERTa's or XLM-R's tokenizer files are read beside the checkpoint.
+    cli.run(main, required_flags=["bert_config_file", "output_dir"])
 
 
 if __name__ == "__main__":

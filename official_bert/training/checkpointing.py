@@ -109,8 +109,14 @@ class TrainingCheckpoints:
             load_checkpoint(self._model, init_checkpoint, do_lower_case=do_lower_case)
 
     def save(self):
-        """Saves the current state as ckpt-<step>; every worker must call it under multi_worker_mirrored."""
+        """Saves the current state as ckpt-<step>; every worker must call it under multi_worker_mirrored.
+
+        Raises:
+            TrainingError: a weight is no longer a finite number (the loss diverged): nothing is saved, so that
+                the last checkpoint stays the last good one.
+        """
         step = global_step(self._optimizer)
+        check_finite_weights(self._model, step, self.latest)
         with distribution.WorkerDirectory(self._output_dir, self._strategy) as directory:
             # Every worker saves through a manager: the save's collective ops must match across workers.
             manager = self._manager if directory == self._output_dir else tf.train.CheckpointManager(
@@ -129,6 +135,31 @@ class TrainingCheckpoints:
         if directory == self._output_dir:
             logging.info("saved checkpoint %s", path)
         self.saved_step = step
+
+
+def check_finite_weights(model, step, last_good=None):
+    """Raises `TrainingError` if a float weight of `model` is NaN or infinite: a diverged run stops with one line
+    instead of saving, evaluating or exporting NaN weights.
+
+    Example:
+    >>> model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    >>> check_finite_weights(model, 3)
+    >>> _ = model.layers[0].kernel.assign([[float("nan")], [0.0]])
+    >>> check_finite_weights(model, 3)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    official_bert.training.options.TrainingError: at step 3 the weights are no longer finite numbers (the loss ...
+    """
+    floats = [v for v in model.weights if tf.as_dtype(v.dtype).is_floating]
+    if floats and not bool(tf.reduce_all([tf.reduce_all(tf.math.is_finite(v)) for v in floats])):
+        raise TrainingError(non_finite_message(step, last_good))
+
+
+def non_finite_message(step, last_good=None):
+    """What a run that diverged says: where, that nothing was saved, and what to change."""
+    return (f"at step {step} the weights are no longer finite numbers (the loss became NaN or infinite): nothing "
+            f"was saved, the last good checkpoint is {last_good or 'none'}; lower --learning_rate, or check the "
+            "data and the loss's settings")
 
 
 def optimizer_name(optimizer):

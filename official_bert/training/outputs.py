@@ -12,14 +12,15 @@ from absl import logging
 from official_bert import tokenization
 from official_bert.checkpoints import detect
 from official_bert.configs import BertConfig
-from official_bert.io import copy_atomically, write_text
+from official_bert.families import WORDPIECE
+from official_bert.io import copy_atomically
 from official_bert.training.options import TrainingError
 
 CONFIG_NAME = "bert_config.json"
 VOCAB_NAME = "vocab.txt"
 
 
-def prepare_output_dir(output_dir, config, vocab_file=None, init_checkpoint=None):
+def prepare_output_dir(output_dir, config, vocab_file=None, init_checkpoint=None, tokenizer=None):
     """Puts `bert_config.json` and `vocab.txt` into the run's directory (call it on the chief only).
 
     The vocabulary is --vocab_file or, without it, the vocab.txt beside --init_checkpoint; with neither,
@@ -33,6 +34,8 @@ def prepare_output_dir(output_dir, config, vocab_file=None, init_checkpoint=None
         config: the model's `BertConfig`.
         vocab_file: the vocabulary the data was made with.
         init_checkpoint: the warm-start checkpoint, whose vocab.txt is taken if `vocab_file` is None.
+        tokenizer: the run's `TokenizerSpec`: a byte-level BPE's vocab.json and merges.txt, or XLM-R's
+            sentencepiece.bpe.model (BERT's family), are copied too, under those names.
 
     Example:
     >>> import tempfile
@@ -45,6 +48,8 @@ def prepare_output_dir(output_dir, config, vocab_file=None, init_checkpoint=None
     ...
     official_bert.training.options.TrainingError: --vocab_file=.../words.txt: no [UNK] in it: not a BERT vocabulary
     """
+    if vocab_file is None and tokenizer is not None and tokenizer.kind == WORDPIECE:
+        vocab_file = tokenizer.vocab_file  # a family's, found beside its checkpoint
     if vocab_file is None and init_checkpoint:
         vocab_file = detect.locate(init_checkpoint).vocab_file
     if vocab_file is not None:
@@ -59,6 +64,11 @@ def prepare_output_dir(output_dir, config, vocab_file=None, init_checkpoint=None
             raise TrainingError(f"--output_dir={output_dir} holds a run of another model ({'; '.join(diffs)}): "
                                 "use a new --output_dir, or the --bert_config_file of that run")
     config.to_json_file(config_path)
+    if tokenizer is not None and tokenizer.kind != WORDPIECE:
+        for name, path in tokenizer.files().items():
+            if os.path.normpath(path) != os.path.normpath(os.path.join(output_dir, name)):
+                copy_atomically(path, os.path.join(output_dir, name))
+        return
     if vocab_file is None:
         logging.warning("no --vocab_file: %s will hold no %s for fine-tuning", output_dir, VOCAB_NAME)
         return

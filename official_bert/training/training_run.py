@@ -10,7 +10,8 @@ import tensorflow as tf
 
 from official_bert import distribution
 from official_bert.training import keras_compat
-from official_bert.training.checkpointing import TrainingCheckpoints, global_step
+from official_bert.training.checkpointing import TrainingCheckpoints, global_step, non_finite_message
+from official_bert.training.options import TrainingError
 from official_bert.training.step_functions import compiled_loops, install_step_functions
 
 
@@ -82,9 +83,24 @@ class TrainingRun:
             # Span and token heads, and pretraining without NSP, leave the pooler unused; its weights stay, so that
             # checkpoints keep them, and are not updated (the original skipped them silently, too).
             warnings.filterwarnings("ignore", message=r"Gradients do not exist for variables \['pooler/")
-            self.model.fit(dataset, steps_per_epoch=steps, epochs=1, verbose=0, shuffle=False, callbacks=callbacks)
+            self.model.fit(dataset, steps_per_epoch=steps, epochs=1, verbose=0, shuffle=False,
+                           callbacks=[_StopOnNonFiniteLoss(self.checkpoints), *callbacks])
 
     def _set_steps_per_execution(self, steps):
         # Loops of different lengths alternate (whole loops and a shorter last one, training and evaluation): they
         # share one trace of each compiled loop.
         install_step_functions(self.model, self.strategy, steps, loops=self._loops)
+
+
+class _StopOnNonFiniteLoss(keras.callbacks.Callback):
+    """Stops training with one line at the first loop whose loss is NaN or infinite, before any later callback
+    (a checkpoint, an evaluation) sees the diverged weights."""
+
+    def __init__(self, checkpoints):
+        super().__init__()
+        self._checkpoints = checkpoints
+
+    def on_train_batch_end(self, batch, logs=None):
+        loss = (logs or {}).get("loss")
+        if loss is not None and not math.isfinite(float(loss)):
+            raise TrainingError(non_finite_message(global_step(self.model.optimizer), self._checkpoints.latest))

@@ -391,3 +391,15 @@ def test_a_file_without_its_step_is_refused_naming_both_flags(tmp_path, files, f
         own_task_run(tmp_path, {split: train for split in files}, **flags)
     assert str(raised.value).startswith(expected) and "\n" not in str(raised.value)
     assert os.listdir(tmp_path / "run") == ["labels.json"]
+
+
+def test_a_repeated_header_is_refused_not_read_as_a_class(tmp_path):
+    # K7: the class 'label' appeared beside the real ones, and the run exited 0.
+    rows = [{"id": str(i), "text": f"t {i}", "label": "ab"[i % 2]} for i in range(4)]
+    path = str(tmp_path / "train.csv")
+    write_csv(path, rows, ["id", "text", "label"], bom=False)
+    with open(path, "a", encoding="utf-8") as f:
+        f.write("id,text,label\n4,t 4,a\n")
+    with pytest.raises(Error, match=r"train.csv, row 5 \(line 6\): the header row again \('id,text,label'\): two "
+                                    r"files joined into one\?"):
+        OwnFilesProcessor({"train": path}, Columns(id="id"))

@@ -66,7 +66,8 @@ def _defined_flags(tool):
                 seen.add(group)
                 source += bodies[group]
                 groups += re.findall(r"\b(define_\w+_flags)\(", bodies[group])
-    names = set(re.findall(r'DEFINE_\w+\(\s*"(\w+)"', source))
+    # absl's DEFINE_*s, and tools/flag_kinds.py's define_path, define_integer, ...
+    names = set(re.findall(r'(?:DEFINE_\w+|\bdefine_(?:path|text_list|text|integer|real|numbers))\(\s*"(\w+)"', source))
     names |= {f"no{name}" for name in names}  # absl's negated booleans
     names |= set(re.findall(r'add_argument\((?:"[^"]*",\s*)*"--([\w-]+)"', source))
     return names | ABSL_FLAGS

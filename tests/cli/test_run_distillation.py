@@ -39,7 +39,7 @@ def _case(tmp_path, name):
         extra, expected = [f"--unlabeled_file={unknown}"], r"--unlabeled_file=.*corpus.parquet: cannot tell its format"
     elif name == "a negative intermediate weight":
         extra = ["--intermediate_loss_weight=-1"]
-        expected = r"--intermediate_loss_weight=-1.0: expected 0 \(none\) or a positive"
+        expected = r"--intermediate_loss_weight=-1.0: expected a finite number in \[0, 1000\]"
     elif name == "an export without its Keras model":
         version = work / "export" / "1"
         version.mkdir(parents=True)

@@ -170,10 +170,10 @@ def test_squad_v2_chooses_the_null_threshold_and_answers_unanswerable_questions_
 
 BAD_INPUTS = [
     (["--do_predict", "--max_seq_length=40", "--max_query_length=40"], "--max_seq_length=40 must be greater than"),
-    (["--do_predict", "--doc_stride=0"], "--doc_stride=0: expected a positive integer"),
+    (["--do_predict", "--doc_stride=0"], "--doc_stride=0: expected an integer in [1, 8192]"),
     (["--do_train", "--train_file="], "--do_train needs --train_file"),
     (["--do_eval", "--find_best_threshold"], "--find_best_threshold needs --do_eval and --version_2_with_negative"),
-    (["--do_predict", "--n_best_size=0"], "--n_best_size=0: expected a positive integer"),
+    (["--do_predict", "--n_best_size=0"], "--n_best_size=0: expected an integer in [1, 10000]"),
     (["--do_predict", "--max_seq_length=128"], "--max_seq_length=128 exceeds max_position_embeddings=64"),
 ]
 

@@ -121,6 +121,9 @@ def test_an_export_teaches_as_the_run_it_came_from(tmp_path):
     assert from_export.config == from_run.config
     assert open(from_export.vocab_file).read() == open(vocab).read()
     assert Teacher(os.path.join(export_dir, "1")).identity == from_export.identity != from_run.identity
+    # Its model.keras given alone is refused with the advice just followed (G2f).
+    with pytest.raises(teachers.DistillationError, match=rf"give the export's directory, --teacher={export_dir}/1 "):
+        Teacher(os.path.join(export_dir, "1", "model.keras"))
 
     task = DistillationTask(own_task(files, "multi"), from_export)
     distill(task, student_settings(tmp_path / "student", num_train_epochs=1), Student(preset="tiny"))

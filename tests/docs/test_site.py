@@ -7,51 +7,30 @@ import os
 import re
 import subprocess
 import sys
-import textwrap
 
 import pytest
 
-from tests.docs.pages import DOCS, REPO, all_pages, docs_pages, page_id
+from tests.docs.pages import DOCS, README, REPO, all_pages, docs_pages, page_id
 
 FIGURES = os.path.join(DOCS, "benchmarks", "figures.json")
 
 
-def _build(site_dir):
-    """`mkdocs build --strict` into site_dir, in a fresh process: (return code, output, whether TensorFlow got
-    imported)."""
-    script = textwrap.dedent(f"""
-        import sys
-        from mkdocs.__main__ import cli
-        try:
-            cli(["build", "--strict", "--config-file", {os.path.join(REPO, "mkdocs.yml")!r},
-                 "--site-dir", {str(site_dir)!r}])
-        except SystemExit as stop:
-            code = stop.code or 0
-        print("TENSORFLOW IMPORTED" if "tensorflow" in sys.modules else "no tensorflow")
-        sys.exit(code)
-    """)
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
-    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=300)
-    return done.returncode, done.stdout + done.stderr, "TENSORFLOW IMPORTED" in done.stdout
-
-
-def test_the_site_builds_strictly_with_no_warning_and_without_tensorflow(tmp_path):
-    code, output, imported_tensorflow = _build(tmp_path / "site")
-    assert code == 0, output
-    assert "WARNING" not in output, output
-    assert not imported_tensorflow, "building the API pages imported TensorFlow: griffe must read the source statically"
+def test_the_site_builds_strictly_with_no_warning_and_without_tensorflow(site):
+    assert site.returncode == 0, site.output
+    assert "WARNING" not in site.output, site.output
+    assert not site.imported_tensorflow, ("building the API pages imported TensorFlow: griffe must read the source "
+                                          "statically")
     # Every page became HTML, the API pages with their objects' docstrings, signatures and doctests rendered as code.
     for page in docs_pages():
         name = os.path.relpath(page, DOCS)[:-3]
-        html = tmp_path / "site" / ("index.html" if name == "index" else
-                                    (name[:-len("index")] if name.endswith("index") else name + "/") + "index.html")
-        assert html.is_file(), f"{page_id(page)} was not built"
-    api = (tmp_path / "site" / "api" / "keras_models" / "TextClassifier" / "index.html").read_text(encoding="utf-8")
+        html = os.path.join(site.path, "index.html" if name == "index" else
+                            (name[:-len("index")] if name.endswith("index") else name + "/") + "index.html")
+        assert os.path.isfile(html), f"{page_id(page)} was not built"
+    api = site.page("api/keras_models/TextClassifier")
     assert "from_checkpoint" in api and "label_list" in api
     assert 'class="doc doc-heading"' in api
     assert "&gt;&gt;&gt;" in api and "<blockquote>" not in api  # the Example: doctests as a code block
-    assert (tmp_path / "site" / "benchmarks" / "train_step.png").is_file()
+    assert os.path.isfile(os.path.join(site.path, "benchmarks", "train_step.png"))
 
 
 def test_a_broken_link_fails_the_build(tmp_path):
@@ -63,8 +42,10 @@ def test_a_broken_link_fails_the_build(tmp_path):
         f.write("\nSee [the missing page](no-such-page.md).\n")
     with open(os.path.join(REPO, "mkdocs.yml"), encoding="utf-8") as f:
         config = f.read()
-    config = config.replace("paths: [.]", f"paths: [{REPO!r}]").replace(
-        "- docs/griffe_examples.py", f"- {os.path.join(DOCS, 'griffe_examples.py')}")
+    # The paths of the docs' own code, relative to the checkout, made absolute.
+    config = config.replace("paths: [.]", f"paths: [{REPO!r}]").replace("docs/griffe_api.py", os.path.join(
+        DOCS, "griffe_api.py")).replace("- docs/hooks.py", f"- {os.path.join(DOCS, 'hooks.py')}").replace(
+        "custom_dir: docs/overrides", f"custom_dir: {os.path.join(DOCS, 'overrides')}")
     (tmp_path / "mkdocs.yml").write_text(config, encoding="utf-8")
     done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
                           cwd=tmp_path, env=dict(os.environ, NO_MKDOCS_2_WARNING="1"), capture_output=True, text=True,
@@ -124,7 +105,10 @@ def test_every_figure_names_its_machine_date_command_and_peer_and_is_on_its_page
 
 # How the software was made is not what it does.
 MAKING_OF = ["this round", "lent to this project", "other engineers", "this project's machine",
-             "this project's 2-core", "this project's task"]
+             "this project's 2-core", "this project's task", "at hand offline", "reachable offline",
+             "the bf16 issue", "gdb", "for the record"]
+# A commit's name: 7 to 40 hex digits, letters and digits both.
+COMMIT = re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b")
 
 
 @pytest.mark.parametrize("path", all_pages(), ids=page_id)
@@ -132,3 +116,54 @@ def test_no_page_speaks_of_how_the_software_was_made(path):
     with open(path, encoding="utf-8") as f:
         text = f.read().lower()
     assert not [phrase for phrase in MAKING_OF if phrase in text]
+    assert not COMMIT.findall(text), "a page names a commit"
+
+
+def test_the_benchmarks_page_opens_with_its_summary_and_stays_short():
+    with open(os.path.join(DOCS, "benchmarks", "index.md"), encoding="utf-8") as f:
+        text = f.read()
+    sections = re.findall(r"^## (.+)$", text, re.M)
+    assert sections[0] == "Summary"
+    summary = text.split("## Summary")[1].split("\n## ")[0]
+    header = [cell.strip() for cell in summary.split("\n|")[1].split("|")]
+    assert header[:4] == ["workload", "official_bert", "peer, same run", "ratio"], header
+    assert header[4].startswith("machine") and header[5] == "date", header
+    rows = [line for line in summary.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    assert len(rows) >= 8
+    for row in rows:
+        assert re.search(r"\| \d{4}-\d\d-\d\d \|$", row), row
+    assert len(text.splitlines()) <= 300
+
+
+def _features(path):
+    """A page's list of what the package does: the bullets after its first paragraph."""
+    with open(path, encoding="utf-8") as f:
+        return f.read().split("you can train, save, load and serve:\n\n", 1)[1].split("\n\n", 1)[0]
+
+
+def test_the_home_page_lists_what_readme_lists():
+    assert _features(os.path.join(DOCS, "index.md")) == _features(README)
+
+
+def test_every_page_names_the_version_and_links_to_its_source(site):
+    sys.path.insert(0, DOCS)
+    try:
+        from hooks import version
+    finally:
+        sys.path.pop(0)
+    for page in docs_pages():
+        name = os.path.relpath(page, DOCS)[:-3]
+        html = site.page("index" if name == "index" else name[:-len("/index")] if name.endswith("/index") else name)
+        assert f"official_bert {version()}" in html, name
+        source = re.search(r'href="([^"]*_sources/[^"]*)"', html)
+        assert source, name
+        target = os.path.normpath(os.path.join(site.path, name if name != "index" else "", source.group(1)))
+        if name.endswith("index") and name != "index":
+            target = os.path.normpath(os.path.join(site.path, name[:-len("index")], source.group(1)))
+        with open(target, encoding="utf-8") as f, open(page, encoding="utf-8") as original:
+            assert f.read() == original.read(), name
+
+
+def test_the_navigation_names_hugging_face_where_it_loads_its_checkpoints():
+    with open(os.path.join(REPO, "mkdocs.yml"), encoding="utf-8") as f:
+        assert re.search(r"^\s+- [^:]*Hugging Face[^:]*: guides/checkpoints\.md$", f.read(), re.M)

@@ -236,8 +236,8 @@ def test_the_tool_refuses_a_file_at_output_dir_in_one_line(tmp_path):
                              f"--output_dir={tmp_path / 'lite'}"], capture_output=True, text=True, cwd=REPO,
                             timeout=300)
     assert result.returncode == 1
-    assert result.stderr.splitlines()[-1] == (f"export_tflite: error: {tmp_path / 'lite'} is a file; expected a "
-                                              "directory (the file is left as it is)")
+    assert result.stderr.splitlines()[-1] == (f"export_tflite: error: --output_dir={tmp_path / 'lite'} is a file; "
+                                              "expected a directory (a new or existing one)")
     assert "Traceback" not in result.stderr and result.stdout == ""
     assert (tmp_path / "lite").read_bytes() == b"keep me"
 

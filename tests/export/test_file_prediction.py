@@ -356,15 +356,17 @@ def test_ids_come_from_the_inputs_id_column_where_it_has_one(tmp_path):
 
 def test_a_directory_as_input_file_is_named_as_one_in_one_line(tmp_path):
     (tmp_path / "rows").mkdir()
+    (tmp_path / "model").mkdir()
     (tmp_path / "rows" / "a.csv").write_text("text\nhi\n")
-    result = subprocess.run([sys.executable, os.path.join(REPO, "predict.py"), f"--saved_model_dir={tmp_path}",
+    result = subprocess.run([sys.executable, os.path.join(REPO, "predict.py"),
+                             f"--saved_model_dir={tmp_path / 'model'}",
                              f"--input_file={tmp_path / 'rows'}", f"--output_file={tmp_path / 'out.jsonl'}"],
                             capture_output=True, text=True, cwd=REPO, timeout=300)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert result.stderr.splitlines()[-1] == (
         f"predict: error: --input_file={tmp_path / 'rows'}: {tmp_path / 'rows'} is a directory; expected files: give "
         f"a glob of the files in it, e.g. {tmp_path / 'rows' / '*.csv'}")
-    assert sorted(os.listdir(tmp_path)) == ["rows"]  # nothing written, not even a lock file
+    assert sorted(os.listdir(tmp_path)) == ["model", "rows"]  # nothing written, not even a lock file
 
 
 @pytest.mark.slow
@@ -401,3 +403,99 @@ def test_a_second_process_is_refused_and_sigterm_says_how_many_rows_are_kept(exp
     assert rerun.returncode == 0, rerun.stderr
     assert f"resuming after row {kept:,}" in rerun.stderr
     assert [row["id"] for row in read_jsonl(output)] == list(range(1, 6001))  # each row once, in order
+
+
+def save_length_classifier(path):
+    """A SavedModel classifying a text by its length (pos beyond 3 characters), with a classifier's outputs."""
+    module = tf.Module()
+    labels = tf.constant(["neg", "pos"])  # captured: the graph's constant that names the labels, as an export's
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text_a")])
+    def classify(text_a):
+        length = tf.cast(tf.strings.length(text_a), tf.float32)
+        probabilities = tf.stack([3.0 / (3.0 + length), length / (3.0 + length)], axis=1)
+        return {"label": tf.gather(labels, tf.argmax(probabilities, axis=1)),
+                "probabilities": probabilities}
+
+    module.f = classify
+    tf.saved_model.save(module, str(path), signatures={"serving_default": classify.get_concrete_function()})
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def length_classifier(tmp_path_factory):
+    return save_length_classifier(tmp_path_factory.mktemp("classifier") / "model")
+
+
+def write_keep_csv(path):
+    path.write_text("id,text_a,label,input_label\n1,ab,gold-neg,note 1\n2,abcdef,gold-pos,note 2\n")
+    return str(path)
+
+
+@pytest.mark.parametrize("output", ["out.jsonl", "out.csv"])
+def test_kept_columns_that_collide_with_the_outputs_are_refused_before_any_work(length_classifier, tmp_path, output):
+    # I3h: label's value was lost (JSON Lines); I3i: a CSV with the column input_label twice (rc 0).
+    source = write_keep_csv(tmp_path / "keep2.csv")
+    with pytest.raises(PredictionError) as raised:
+        predict_files(length_classifier, source, str(tmp_path / output), keep_columns=["label", "input_label"],
+                      report=None)
+    assert str(raised.value) == ("--keep_columns=label,input_label: the columns 'label' (written as 'input_label': the "
+                                 "output has its own 'label') and 'input_label' would both be written as "
+                                 "'input_label': keep one of them, or rename one in the input")
+    assert sorted(os.listdir(tmp_path)) == ["keep2.csv"]
+    with pytest.raises(PredictionError, match=r"^--keep_columns=id,id: names the column 'id' twice$"):
+        predict_files(length_classifier, source, str(tmp_path / output), keep_columns=["id", "id"], report=None)
+
+
+def test_a_kept_column_named_like_an_output_is_renamed_and_the_run_says_so(length_classifier, tmp_path):
+    source = tmp_path / "in.csv"
+    source.write_text("id,text_a,label,probability_pos\n1,ab,gold-neg,0.1\n2,abcdef,gold-pos,0.9\n")
+    lines = []
+    predict_files(length_classifier, str(source), str(tmp_path / "out.csv"), report=lines.append,
+                  keep_columns=["label", "probability_pos"])
+    assert lines[0] == ("--keep_columns: 'label' is written as 'input_label', 'probability_pos' is written as "
+                        "'input_probability_pos' (the output has its own)")
+    header, *rows = (tmp_path / "out.csv").read_text().splitlines()
+    assert header.split(",") == ["id", "input_label", "input_probability_pos", "label", "probability_neg",
+                                 "probability_pos"]
+    assert [row.split(",")[:4] for row in rows] == [["1", "gold-neg", "0.1", "neg"], ["2", "gold-pos", "0.9", "pos"]]
+
+
+@pytest.mark.parametrize("on_error", ["fail", "skip"])
+def test_a_kept_or_id_column_a_file_lacks_is_a_file_error_listing_its_columns(length_classifier, tmp_path, on_error):
+    # I3d: a row error with skip advice; I3d2: with --on_error=skip, rc 0 and 0 rows written; I1b: the same for ids.
+    source = write_keep_csv(tmp_path / "keep.csv")
+    out = str(tmp_path / "out.jsonl")
+    with pytest.raises(PredictionError) as raised:
+        predict_files(length_classifier, source, out, keep_columns=["nosuch"], on_error=on_error, report=None)
+    assert str(raised.value) == (f"{source}: no column 'nosuch' to keep (--keep_columns) (its columns: id, text_a, "
+                                 "label, input_label)")
+    (tmp_path / "b.csv").write_text("text_a\nabc\n")
+    with pytest.raises(PredictionError) as raised:
+        predict_files(length_classifier, f"{source},{tmp_path / 'b.csv'}", out, id_column="id", on_error=on_error,
+                      report=None)
+    assert str(raised.value) == f"{tmp_path / 'b.csv'}: no column 'id' for the ids (--id_column) (its columns: text_a)"
+    assert sorted(os.listdir(tmp_path)) == ["b.csv", "keep.csv"]
+
+
+def test_plain_text_has_no_columns_to_keep(tmp_path):
+    # I3g: "row 1: no column 'text_a' (--keep_columns) (--on_error=skip ...)", advice that cannot work.
+    save_length_model(tmp_path / "model", 1)
+    (tmp_path / "plain20.txt").write_text("a\nbb\n")
+    with pytest.raises(PredictionError) as raised:
+        predict_files(str(tmp_path / "model"), str(tmp_path / "plain20.txt"), str(tmp_path / "out.jsonl"),
+                      keep_columns=["text_a"], report=None)
+    assert str(raised.value) == (f"{tmp_path / 'plain20.txt'}: plain text has no columns (one text per line), so "
+                                 "none to keep (--keep_columns); give a CSV, TSV or JSON Lines file for those")
+
+
+def test_a_run_whose_every_row_is_bad_is_an_error_and_writes_nothing(tmp_path):
+    # I3d2 exited 0 with an empty output; a run that predicts nothing has failed.
+    save_length_model(tmp_path / "model", 1)
+    write_jsonl(tmp_path / "in.jsonl", [{"text": " "}, {"other": "a"}, {"text": ""}])
+    with pytest.raises(PredictionError) as raised:
+        predict_files(str(tmp_path / "model"), str(tmp_path / "in.jsonl"), str(tmp_path / "out.jsonl"),
+                      on_error="skip", report=None)
+    assert str(raised.value) == (f"--input_file={tmp_path / 'in.jsonl'}: every row is bad (3 of 3); the first, "
+                                 f"{tmp_path / 'in.jsonl'}, row 1: the column 'text' is empty; nothing written")
+    assert sorted(os.listdir(tmp_path)) == ["in.jsonl", "model"]

@@ -191,3 +191,46 @@ def test_check_utf8_names_the_line_and_byte_offset(tmp_path):
     assert str(raised.value) == f"{path}, line 3: byte 0xe9 at byte offset 20 is not UTF-8 (save the file as UTF-8)"
     path.write_bytes("\ufeffcafé\n\nnaïve".encode())
     check_utf8(str(path))
+
+
+@pytest.mark.parametrize("name,separator", [("train.csv", ","), ("train.tsv", "\t")])
+def test_the_header_row_again_mid_file_is_refused_naming_its_row(tmp_path, name, separator):
+    # K7: two files joined into one; the second header was read as a row labelled 'label'.
+    header = separator.join(["id", "text", "label"])
+    lines = [header] + [separator.join([str(i), f"text {i}", "pos" if i % 2 else "neg"]) for i in range(24)]
+    path = tmp_path / name
+    path.write_text("\n".join(lines + lines) + "\n")
+    with pytest.raises(TableFileError) as raised:
+        list(read_rows(str(path), columns=["text", "label"]))
+    assert str(raised.value) == (f"{path}, row 25 (line 26): the header row again ({header!r}): two files joined "
+                                 "into one? Remove that line (it would be read as data)")
+
+
+def test_a_one_column_file_may_hold_its_column_name_as_text(tmp_path):
+    # One column cannot tell a repeated header from a text that happens to be the column's name.
+    path = tmp_path / "texts.csv"
+    path.write_text("text\nhello\ntext\n")
+    assert [row for _, row in read_rows(str(path))] == [{"text": "hello"}, {"text": "text"}]
+
+
+@pytest.mark.parametrize("header,wanted,expected", [
+    # K6a, K6c: the trailing space showed only as a space before ")", so the line read as if 'label' were there.
+    ("id\ttext\tlabel ", "label", "its columns: id, text, 'label '; the header's 'label ' has a space at its end: "
+                                  "remove it from the file"),
+    ("id \ttext\tlabel", "id", "its columns: 'id ', text, label; the header's 'id ' has a space at its end: remove "
+                               "it from the file"),
+    ("id\ttext\t\u200blabel", "label", "its columns: id, text, '\\u200blabel'; the header's '\\u200blabel' has "
+                                       "U+200B ZERO WIDTH SPACE at its start: remove it from the file"),
+    ("id\ttext\tlabel\u00a0", "label", "its columns: id, text, 'label\\xa0'; the header's 'label\\xa0' has U+00A0 "
+                                       "NO-BREAK SPACE at its end: remove it from the file"),
+    ("id\ttext\ttag ", "label", "its columns: id, text, 'tag '"),
+])
+def test_a_header_name_with_invisible_characters_around_it_is_shown_quoted_with_the_fix(tmp_path, header, wanted,
+                                                                                         expected):
+    # Names are kept as written (as csv, pandas and datasets keep them); the message makes the difference visible.
+    path = tmp_path / "train_hdrsp.tsv"
+    path.write_text(header + "\n1\tfine\tpos\n", encoding="utf-8")
+    with pytest.raises(TableFileError) as raised:
+        list(read_rows(str(path), columns=[wanted]))
+    assert str(raised.value) == f"{path}: no column {wanted!r} ({expected})"
+    assert [name for _, row in read_rows(str(path)) for name in row] == header.split("\t")

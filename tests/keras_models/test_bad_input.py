@@ -5,8 +5,12 @@ multi-label rows and regression targets that are not what the kind needs, a left
 lengths beyond the position table (named `sequence_length=`, the Python API's), a label list of another length than
 the head. And what they accept: UTF-8 bytes, labels with surrounding spaces, texts far longer than sequence_length."""
 
+import zipfile
+
+import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from official_bert import BertClassifier, BertEncoder, BertPretrainer, save_checkpoint
 from official_bert.checkpoints import CheckpointError
@@ -175,3 +179,63 @@ def test_a_label_list_of_another_length_than_the_head_is_refused(tmp_path):
             "per class", ValueError)
     assert TextClassifier.from_checkpoint(str(tmp_path), label_list=["neg", "pos"], sequence_length=SEQ_LENGTH
                                           ).labels == ["neg", "pos"]
+
+
+def batches():
+    yield ["the movie is good", "a dull plot"]
+
+
+@pytest.mark.parametrize("given, shown", [
+    # J8a-c, J8e: "texts: expected a list or 1-D array of strings, or a pair of them; got shape ()".
+    (lambda: (text for text in TEXTS), "got a generator, whose texts cannot be counted nor read twice"),
+    (batches, "got a generator, whose texts cannot be counted nor read twice"),
+    (lambda: iter(TEXTS), "got an iterator (list_iterator), whose texts cannot be counted nor read twice"),
+    (lambda: map(str, TEXTS), "got an iterator (map), whose texts cannot be counted nor read twice"),
+    (lambda: set(TEXTS), "got a set, whose order is not the outputs' order"),
+    (lambda: 7, "got int 7"),
+], ids=["generator of texts", "generator of batches", "iterator", "map", "set", "number"])
+def test_what_is_not_a_sequence_of_texts_is_named_with_what_is_taken(models, given, shown):
+    expected = "expected a list or 1-D array of strings, a pair of them, or a batched tf.data.Dataset"
+    for call in (lambda: models["single"].predict(given(), verbose=0), lambda: models["single"].classify(given()),
+                 lambda: models["embedder"].predict(given(), verbose=0),
+                 lambda: models["single"].fit(given(), [0, 1, 0, 1], verbose=0)):
+        with pytest.raises(ValidationError) as raised:
+            call()
+        message = str(raised.value)
+        assert message.startswith(f"x: {shown}") and expected in message and "\n" not in message, message
+    with pytest.raises(ValidationError, match=r"^texts_b: got a generator, "):
+        models["single"].predict((TEXTS, (text for text in TEXTS)), verbose=0)
+
+
+def test_a_dict_that_is_not_the_encoders_inputs_is_refused_naming_its_keys(models):
+    # J8f: classify({"a": text}) failed 14 frames down with "Unbatching a tensor is only supported for rank >= 1".
+    with pytest.raises(ValidationError) as raised:
+        models["single"].classify({"a": TEXTS[0]})
+    assert str(raised.value) == ("x: a dict with the keys 'a'; a dict is taken as the encoder's inputs (input_mask, "
+                                 "input_type_ids, input_word_ids): give texts as a list or 1-D array of strings, a "
+                                 "pair of them, or a batched tf.data.Dataset")
+    inputs = models["single"].preprocessor(tf.constant(TEXTS))  # the encoder's inputs themselves still pass
+    np.testing.assert_allclose(models["single"].predict(dict(inputs), verbose=0),
+                               models["single"].predict(TEXTS, verbose=0), atol=1e-6)
+
+
+@pytest.mark.parametrize("vocabulary, cause", [
+    (None, "the .keras file has no assets, so no vocab.txt: the vocabulary it reads at load"),
+    (b"[PAD]\n[CLS]\nthe\n", "its vocab.txt in the .keras file's assets is not usable: vocabulary has no [UNK] token"),
+], ids=["removed", "truncated"])
+def test_a_keras_file_whose_vocabulary_is_missing_or_cut_is_refused_at_load(models, tmp_path, vocabulary, cause):
+    # J11a: load_model succeeded and the first predict failed in autograph frames, with advice to do what was done;
+    # J11b: refused, but the cause two lines below "A total of 1 objects could not be loaded".
+    path = str(tmp_path / "m.keras")
+    models["single"].predict(TEXTS[:1], verbose=0)  # built, whichever test ran first
+    models["single"].save(path)
+    damaged = str(tmp_path / "damaged.keras")
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(damaged, "w") as target:
+        for name in source.namelist():
+            if not name.endswith("vocab.txt"):
+                target.writestr(name, source.read(name))
+            elif vocabulary is not None:
+                target.writestr(name, vocabulary)
+    with pytest.raises(ValueError) as raised:
+        keras.saving.load_model(damaged)
+    assert cause in str(raised.value).splitlines()[0]

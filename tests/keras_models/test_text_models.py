@@ -215,3 +215,13 @@ def test_masked_lm_masks_anew_each_epoch_reproducibly_and_in_the_originals_propo
     assert abs(as_mask - 0.8) < 4 * np.sqrt(0.8 * 0.2 / chosen)
     unchanged = np.mean(now == was)  # a random draw of the same token counts here too (1 in the vocabulary's size)
     assert abs(unchanged - 0.1) < 4 * np.sqrt(0.1 * 0.9 / chosen) + 0.1 / len(vocab)
+
+
+def test_fit_evaluates_validation_texts_as_evaluate_does(vocab_file):
+    # Keras's fit hands its validation dataset, already tokenized, back to evaluate: it must not be tokenized again.
+    model = classifier(vocab_file, num_classes=2, label_list=["0", "1"])
+    texts, labels = [a for a, _ in SINGLE], [label for _, label in SINGLE]
+    history = model.fit(texts, labels, batch_size=4, epochs=2, verbose=0, validation_data=(texts[:4], labels[:4]))
+    figures = model.evaluate(texts[:4], labels[:4], return_dict=True, verbose=0)
+    assert history.history["val_loss"][-1] == pytest.approx(figures["loss"], rel=1e-5)
+    assert history.history["val_accuracy"][-1] == pytest.approx(figures["accuracy"])

@@ -14,7 +14,7 @@ import pytest
 
 import official_bert
 from official_bert import (BertClassifier, BertConfig, BertEncoder, BertMultipleChoice, BertPretrainer,
-                           BertSpanLabeler, BertTokenClassifier)
+                           BertSpanLabeler, BertTokenClassifier, ElectraDiscriminator)
 from official_bert.distillation.intermediate import IntermediateLayerDistillation
 from official_bert.layers import BertEmbeddings, Dropout, MultiHeadSelfAttention, TransformerBlock
 from official_bert.layers.dense import TokenDense
@@ -60,6 +60,14 @@ def _sentencepiece_tokenizer(tmp_path):
     return GraphSentencePieceTokenizer(model), (np.array(["The cats sat", "a dog"]),)
 
 
+def _byte_level_bpe_tokenizer(tmp_path):
+    from official_bert.text.bpe_layer import GraphByteLevelBPETokenizer
+
+    roberta = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "families", "roberta")
+    return (GraphByteLevelBPETokenizer(os.path.join(roberta, "vocab.json"), os.path.join(roberta, "merges.txt"),
+                                       tokenize_with_offsets=True), (np.array(["The cats' sat", " a dog"]),))
+
+
 def _embeddings():
     layer = BertEmbeddings(vocab_size=len(VOCAB), hidden_size=H, max_position_embeddings=16, type_vocab_size=2)
     return layer, (np.array([[5, 6, 7]]), np.array([[0, 0, 1]]))
@@ -81,6 +89,7 @@ LAYERS = {
     "BertTokenizer": lambda tmp_path: (BertTokenizer(_vocab_file(tmp_path)),
                                        (np.array(["The cats sat", "a dog"]),)),
     "GraphSentencePieceTokenizer": _sentencepiece_tokenizer,
+    "GraphByteLevelBPETokenizer": _byte_level_bpe_tokenizer,
     "SentencePooling": lambda tmp_path: (SentencePooling("mean", normalize=True),
                                          (np.ones((B, T, H), "float32"), encoder_inputs()["input_mask"])),
     "TextPreprocessor": lambda tmp_path: (TextPreprocessor(VOCAB, sequence_length=8),
@@ -96,6 +105,9 @@ MODELS = {
                                {**encoder_inputs(), "masked_lm_positions": np.array([[1, 2], [0, 3]], "int32")}),
     "BertLanguageModel": lambda: (BertLanguageModel(BertEncoder(tiny_config(), causal_attention=True)),
                                   encoder_inputs()),
+    # ELECTRA's narrower embeddings (their projection is serialized with the encoder).
+    "ElectraDiscriminator": lambda: (ElectraDiscriminator(BertEncoder(tiny_config(family="electra", embedding_size=8))),
+                                     encoder_inputs()),
     # The preprocessors' rows fit the encoders' 16 positions (longer ones are refused).
     "TextClassifier": lambda: (TextClassifier(BertEncoder(tiny_config()), TextPreprocessor(VOCAB, sequence_length=16),
                                               3, label_list=["a", "b", "c"]), encoder_inputs()),

@@ -167,7 +167,8 @@ def test_cli_unwritable_output_is_one_line(package, tmp_path):
                             text=True, timeout=60)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert result.stderr.strip().splitlines()[-1] == (
-        f"prepare_corpus: error: --output_dir: cannot write {tmp_path}/a_file/corpus/sotu.txt: Not a directory")
+        f"prepare_corpus: error: --output_dir={tmp_path}/a_file is a file; expected a directory (a new or existing "
+        "one)")
 
 
 def test_shipped_files():

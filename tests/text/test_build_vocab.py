@@ -121,9 +121,9 @@ def test_cli_errors_exit_1_with_one_line(tmp_path):
 
 
 @pytest.mark.parametrize("output, message", [
-    ("{tmp}", "--output_file: {tmp} is a directory; expected a file name"),
-    ("{tmp}/corpus.txt/vocab.txt", "--output_file: cannot write {tmp}/corpus.txt/vocab.txt: {tmp}/corpus.txt is a "
-                                   "file, not a directory"),
+    ("{tmp}", "--output_file={tmp} is a directory; expected a file path"),
+    ("{tmp}/corpus.txt/vocab.txt", "--output_file={tmp}/corpus.txt/vocab.txt is inside {tmp}/corpus.txt, which "
+                                   "--input_file reads; write it elsewhere"),
     ("/sys/vocab.txt", "--output_file: cannot write /sys/vocab.txt: the directory /sys is not writable"),
 ])
 def test_cli_checks_the_output_before_the_work(tmp_path, corpus, output, message):
