@@ -28,14 +28,13 @@ import tensorflow as tf
 from absl import logging
 
 from official_bert.batch_padding import padding_bucket_width
-from official_bert.checkpoints import detect, save_checkpoint
-from official_bert.checkpoints.sentence_transformers import write_sentence_transformers
+from official_bert import families
+from official_bert.checkpoints import kinds
 from official_bert.configs import BertConfig
 from official_bert.export.embedding import embedding_serving_spec
 from official_bert.finetuning.stream import TrainingRecords
 from official_bert.finetuning.task import FineTuningTask
-from official_bert.io import is_file, write_text
-from official_bert.io.paths import hash_file
+from official_bert.io import write_text
 from official_bert.keras_models.embedder import TextEmbedder
 from official_bert.keras_models.preprocessor import TextPreprocessor
 from official_bert.keras_models.text_model import packed_rows
@@ -51,11 +50,10 @@ from official_bert.retrieval.training_files import PAIRS, SCORED, RowColumns, re
 # --loss: the sentence-transformers class each name is, and the rows it takes.
 LOSSES = {"multiple_negatives_ranking": PAIRS, "cached_multiple_negatives_ranking": PAIRS, "cosent": SCORED,
           "cosine_similarity": SCORED}
-RUN_FILE = "embedding_run.json"  # what a run in output_dir trains on and with, to refuse a rerun that differs
 RANKINGS_FILE = "test_rankings.jsonl"
 _PACK_CHUNK = 4096  # texts tokenized at once when embedding
 # The largest --scale: beyond it the softmax is a hard maximum, and scaled cosines near float32's range overflow.
-_MAX_SCALE = 1000.0
+MAX_SCALE = 1000.0
 
 
 class EmbeddingTask(FineTuningTask):
@@ -104,8 +102,8 @@ class EmbeddingTask(FineTuningTask):
         for flag, value in (("--mini_batch_size", mini_batch_size), ("--corpus_chunk_size", corpus_chunk_size)):
             if not (isinstance(value, int) and value >= 1):
                 raise RetrievalDataError(f"{flag}={value}: expected a positive integer")
-        if not (isinstance(scale, (int, float)) and 0 < scale <= _MAX_SCALE):
-            raise RetrievalDataError(f"--scale={scale}: expected a positive number up to {_MAX_SCALE:g} (1 / the "
+        if not (isinstance(scale, (int, float)) and 0 < scale <= MAX_SCALE):
+            raise RetrievalDataError(f"--scale={scale}: expected a positive number up to {MAX_SCALE:g} (1 / the "
                                      "temperature; sentence-transformers' is 20)")
         self.train_file, self.columns, self.input_format = train_file, columns, input_format
         self.loss_name, self.kind = loss, LOSSES[loss]
@@ -157,9 +155,6 @@ class EmbeddingTask(FineTuningTask):
                                                                          self.export_dimensions)):
             if dims and max(dims) > width:
                 raise RetrievalDataError(f"{flag}={max(dims)}: wider than the model's embeddings ({width})")
-        if settings.init_checkpoint and _same_directory(settings.output_dir, settings.init_checkpoint):
-            raise RetrievalDataError(f"--output_dir={settings.output_dir} is --init_checkpoint's directory: the "
-                                     "trained model written there would replace the one the run starts from")
         self._check_outputs(settings)
         self.bucket_width = padding_bucket_width(settings.length_bucket_width, None, settings.jit_compile)
 
@@ -180,7 +175,6 @@ class EmbeddingTask(FineTuningTask):
         if settings.do_predict:
             self.test_set = read_beir(self.eval_dir, self.test_split)
         if settings.do_train:
-            self._check_run(settings)
             self.records = self._records()
 
     def build_model(self, encoder):
@@ -191,7 +185,6 @@ class EmbeddingTask(FineTuningTask):
         return model
 
     def training_model(self, model):
-        write_text(os.path.join(self._output_dir, RUN_FILE), json.dumps(self._identity, indent=2) + "\n")
         return ContrastiveModel(model, self.mini_batch_size if self.loss_name.startswith("cached") else None,
                                 self.bucket_width)
 
@@ -234,14 +227,11 @@ class EmbeddingTask(FineTuningTask):
                 {"corpus_id": corpus_id, "score": round(float(score), 6)} for corpus_id, score in zip(ids, row)]})
                 for query_id, ids, row in zip(self.test_set.query_ids, rankings, scores)]
             logging.info("wrote %s", write_text(os.path.join(directory, RANKINGS_FILE), "\n".join(lines) + "\n"))
-        model, spec = self.trained, self.preprocessor.spec
-        if not spec.vocab_file:
-            logging.warning("a SentencePiece model has no sentence-transformers form here: none written")
+        family, tokenizer = self.trained.encoder.config.family, self.preprocessor.spec.kind
+        if family or tokenizer != families.WORDPIECE:
+            logging.warning("a %s model has no sentence-transformers form here: none written", family or tokenizer)
             return tables
-        save_checkpoint(model.encoder, directory, "huggingface")
-        write_sentence_transformers(directory, spec.vocab_file, self.pooling, self.normalize,
-                                    self.preprocessor.sequence_length, spec.do_lower_case,
-                                    model.encoder.config.hidden_size)
+        self.trained.save_sentence_transformers(directory)
         logging.info("wrote the model as a sentence-transformers directory: %s", directory)
         return tables
 
@@ -275,10 +265,9 @@ class EmbeddingTask(FineTuningTask):
 
     def _check_outputs(self, settings):
         """Refuses a run whose outputs would overwrite one of its inputs (a file it reads inside output_dir)."""
-        self._output_dir = settings.output_dir
         written = {"config.json", "model.safetensors", "modules.json", "tokenizer.json", "tokenizer_config.json",
                    "vocab.txt", "sentence_bert_config.json", "config_sentence_transformers.json", "README.md",
-                   RANKINGS_FILE, RUN_FILE, "eval_results.txt", "eval_results.json", "test_results.txt",
+                   RANKINGS_FILE, kinds.RECORD_NAME, "eval_results.txt", "eval_results.json", "test_results.txt",
                    "test_results.json", "bert_config.json"}
         inputs = {"--train_file": self.train_file, "--dev_file": self.dev_file}
         for flag, path in inputs.items():
@@ -286,33 +275,6 @@ class EmbeddingTask(FineTuningTask):
                     os.path.basename(path) in written:
                 raise RetrievalDataError(f"{flag}={path} is a file the run writes in --output_dir: give another "
                                          "--output_dir")
-
-    def _check_run(self, settings):
-        """The run's identity (its training data's content, the checkpoint it starts from, the settings that change
-        the result), refused when output_dir holds a run with another."""
-        located = detect.locate(settings.init_checkpoint) if settings.init_checkpoint else None
-        identity = {
-            "train_file": _fingerprint(self.train_file), "columns": self.rows.columns, "loss": self.loss_name,
-            "scale": self.scale, "symmetric": self.symmetric, "matryoshka_dims": self.matryoshka_dims,
-            "matryoshka_weights": self.matryoshka_weights, "pooling": self.pooling, "normalize": self.normalize,
-            "init_checkpoint": _fingerprint(located.path) if located and is_file(located.path) else
-            settings.init_checkpoint, "vocab_file": _fingerprint(settings.vocab_file),
-            **{name: getattr(settings, name) for name in (
-                "max_seq_length", "train_batch_size", "learning_rate", "num_train_epochs", "warmup_proportion",
-                "seed", "do_lower_case")}}
-        if self.loss_name.startswith("cached"):
-            identity["mini_batch_size"] = self.mini_batch_size
-        path = os.path.join(settings.output_dir, RUN_FILE)
-        if is_file(path):
-            with tf.io.gfile.GFile(path, "rb") as f:
-                recorded = json.loads(f.read().decode("utf-8"))
-            for key in sorted(set(recorded) | set(identity)):
-                if recorded.get(key) != identity.get(key):
-                    raise RetrievalDataError(
-                        f"--output_dir={settings.output_dir} holds a run with another {key} ({recorded.get(key)!r} "
-                        f"there, {identity.get(key)!r} now): rerun with that run's flags and files to resume it, or "
-                        "give a new --output_dir")
-        self._identity = identity
 
 
 def text_packer(preprocessor):
@@ -354,17 +316,3 @@ def _widths(values, flag):
     if not widths or not all(isinstance(w, int) and w >= 1 for w in widths) or len(set(widths)) < len(widths):
         raise RetrievalDataError(f"{flag}={','.join(map(str, values))}: expected distinct positive widths")
     return widths
-
-
-def _same_directory(output_dir, checkpoint):
-    """Whether `checkpoint` (a directory, a prefix or a file) lives in `output_dir` itself."""
-    directory = checkpoint if tf.io.gfile.isdir(checkpoint) else os.path.dirname(checkpoint) or "."
-    return os.path.abspath(directory) == os.path.abspath(output_dir)
-
-
-def _fingerprint(path):
-    """A file's content as its sha256 (a rerun notices a file rewritten at the same path, not one moved)."""
-    if not path:
-        return None
-    digest, _ = hash_file(path)
-    return f"sha256:{digest.hexdigest()[:16]}"

@@ -19,7 +19,6 @@ Exit status 1 with a one-line message on bad flags or data.
 from official_bert.tools import cli  # first: it quiets TensorFlow's C++ start-up logging
 
 import json
-import os
 
 import tensorflow as tf
 from absl import flags, logging
@@ -36,33 +35,38 @@ from official_bert.retrieval.mining import MiningSettings, mine_hard_negatives
 from official_bert.retrieval.search import DEFAULT_CHUNK_SIZE
 from official_bert.retrieval.training_files import RowColumns, read_training_rows
 from official_bert.tasks.embeddings import embedding_function, text_packer
+from official_bert.tools.flag_kinds import (INPUT_FILE, MAX_BATCH_SIZE, MAX_SEQ_LENGTH, MODEL, OUTPUT_FILE,
+                                            define_integer, define_path, define_real, define_text)
 
 FLAGS = flags.FLAGS
+MAX_RANK = 10**9  # ranks in a corpus: beyond any corpus searched here
 
-flags.DEFINE_string("init_checkpoint", None, "The embedding model: a sentence-transformers or Hugging Face directory, "
-                    "a run_embeddings.py --output_dir, or any checkpoint TextEmbedder.from_checkpoint loads.")
-flags.DEFINE_string("input_file", None, "The pairs: CSV or TSV with a header row, or JSON Lines.")
+define_path("init_checkpoint", None, "The embedding model: a sentence-transformers or Hugging Face directory, a "
+            "run_embeddings.py --output_dir, or any checkpoint TextEmbedder.from_checkpoint loads.", MODEL)
+define_path("input_file", None, "The pairs: CSV or TSV with a header row, or JSON Lines.", INPUT_FILE)
 flags.DEFINE_enum("input_format", None, [f for f in FORMATS if f != "text"], "--input_file's format; default: from "
                   "its extension.")
-flags.DEFINE_string("anchor_column", "anchor", "The anchors' (queries') column.")
-flags.DEFINE_string("positive_column", "positive", "The positives' column.")
-flags.DEFINE_string("corpus_file", None, "More passages to mine from: .txt (one a line), or CSV/TSV/JSON Lines.")
-flags.DEFINE_string("corpus_column", TEXT_COLUMN, "--corpus_file's passage column.")
-flags.DEFINE_string("output_file", None, "The triplets, as JSON Lines.")
-flags.DEFINE_integer("num_negatives", 3, "Negatives a pair.")
-flags.DEFINE_integer("range_min", 0, "Candidates skipped first (the nearest are often unlabelled positives).")
-flags.DEFINE_integer("range_max", None, "The last rank considered; default --range_min + --num_negatives (times 10 "
-                     "with a score filter).")
-flags.DEFINE_float("absolute_margin", None, "Drop candidates scoring within this of the query's positive.")
-flags.DEFINE_float("relative_margin", None, "Drop candidates scoring above positive − |positive| × this.")
-flags.DEFINE_float("max_score", None, "Drop candidates scoring above this (cosine similarity).")
-flags.DEFINE_float("min_score", None, "Drop candidates scoring below this.")
+define_text("anchor_column", "anchor", "The anchors' (queries') column.")
+define_text("positive_column", "positive", "The positives' column.")
+define_path("corpus_file", None, "More passages to mine from: .txt (one a line), or CSV/TSV/JSON Lines.", INPUT_FILE)
+define_text("corpus_column", TEXT_COLUMN, "--corpus_file's passage column.")
+define_path("output_file", None, "The triplets, as JSON Lines.", OUTPUT_FILE)
+define_integer("num_negatives", 3, "Negatives a pair.", 1, MAX_RANK)
+define_integer("range_min", 0, "Candidates skipped first (the nearest are often unlabelled positives).", 0, MAX_RANK)
+define_integer("range_max", None, "The last rank considered; default --range_min + --num_negatives (times 10 with a "
+               "score filter).", 0, MAX_RANK)
+# Scores are cosine similarities, in [-1, 1]: a margin is at most their whole range.
+define_real("absolute_margin", None, "Drop candidates scoring within this of the query's positive.", 0, 2)
+define_real("relative_margin", None, "Drop candidates scoring above positive − |positive| × this.", 0, 1)
+define_real("max_score", None, "Drop candidates scoring above this (cosine similarity).", -1, 1)
+define_real("min_score", None, "Drop candidates scoring below this.", -1, 1)
 flags.DEFINE_enum("output_format", "triplet", list(OUTPUT_FORMATS), "triplet: a row a negative; n-tuple: a row a "
                   "pair, negative_1 ... negative_<num_negatives>.")
-flags.DEFINE_integer("batch_size", 64, "Texts embedded at once.", lower_bound=1)
-flags.DEFINE_integer("max_seq_length", None, "Tokens a text; default the sentence-transformers model's, else 128.")
-flags.DEFINE_integer("corpus_chunk_size", DEFAULT_CHUNK_SIZE, "Passages embedded and searched at once.",
-                     lower_bound=1)
+define_integer("batch_size", 64, "Texts embedded at once.", 1, MAX_BATCH_SIZE, affects_result=False)
+define_integer("max_seq_length", None, "Tokens a text; default the sentence-transformers model's, else 128.", 1,
+               MAX_SEQ_LENGTH)
+define_integer("corpus_chunk_size", DEFAULT_CHUNK_SIZE, "Passages embedded and searched at once.", 1, MAX_BATCH_SIZE,
+               affects_result=False)
 
 
 def read_corpus():
@@ -76,20 +80,9 @@ def read_corpus():
     return [row[column] for _, row in read_rows(path, columns=[column]) if str(row[column]).strip()]
 
 
-def check_output():
-    """Refuses an --output_file that is one of the inputs, or a directory."""
-    output = os.path.realpath(FLAGS.output_file)
-    for flag in ("input_file", "corpus_file"):
-        if FLAGS[flag].value and os.path.realpath(FLAGS[flag].value) == output:
-            raise RetrievalDataError(f"--output_file={FLAGS.output_file} is --{flag}: the triplets would replace it")
-    if tf.io.gfile.isdir(FLAGS.output_file):
-        raise RetrievalDataError(f"--output_file={FLAGS.output_file} is a directory; expected a file")
-
-
 def main():
     settings = MiningSettings(FLAGS.num_negatives, FLAGS.range_min, FLAGS.range_max, FLAGS.absolute_margin,
                               FLAGS.relative_margin, FLAGS.max_score, FLAGS.min_score, FLAGS.output_format).check()
-    check_output()
     pairs = read_training_rows(FLAGS.input_file, columns=RowColumns(FLAGS.anchor_column, FLAGS.positive_column, ()),
                                input_format=FLAGS.input_format, flag="--input_file")
     corpus = read_corpus()

@@ -38,7 +38,7 @@ TextEmbedder.from_checkpoint(output_dir) load it. --export_dir gets the raw-text
 embedding), --export_dimensions=N its first N dimensions only (renormalised).
 
 Rerunning the same command after a crash or kill resumes from the newest checkpoint in --output_dir; a rerun with
-other data or training flags is refused. Exit status 1 with a one-line message on bad flags or data.
+another flag that changes the training, or with an input whose content changed, is refused naming it (run.json). Exit status 1 with a one-line message on bad flags or data.
 """
 
 from official_bert.tools import cli  # first: it quiets TensorFlow's C++ start-up logging
@@ -48,17 +48,26 @@ from absl import flags
 from official_bert.checkpoints import detect
 from official_bert.checkpoints.case import case_mismatches
 from official_bert.checkpoints.sentence_transformers import sentence_transformers_settings, vocab_from_tokenizer_json
+from official_bert.configs import BertConfig
 from official_bert.features.pooling import POOLINGS
 from official_bert.finetuning import run_task
 from official_bert.io.table_files import FORMATS
+from official_bert.retrieval import losses
 from official_bert.retrieval.errors import RetrievalDataError
 from official_bert.retrieval.search import DEFAULT_CHUNK_SIZE
 from official_bert.retrieval.training_files import RowColumns
-from official_bert.tasks.embeddings import LOSSES, EmbeddingTask
+from official_bert.tasks.embeddings import LOSSES, MAX_SCALE, EmbeddingTask
+from official_bert.tools.flag_kinds import (INPUT_DIRECTORY, INPUT_FILE, MAX_BATCH_SIZE, define_integer,
+                                            define_numbers, define_path, define_real, define_text, define_text_list,
+                                            neutral)
 from official_bert.tools.flags import (define_export_flags, define_finetuning_flags, define_model_flags,
                                        finetuning_settings_from_flags)
 
 FLAGS = flags.FLAGS
+# Bounds of the embedding's widths and the Matryoshka weights: far beyond any recipe (the widest released
+# embeddings have 4,096 dimensions), so that only a slip is refused.
+MAX_WIDTH = 1 << 16
+MAX_WEIGHT = 1000
 
 define_model_flags(init_checkpoint_help="The model to train: Google's TF1, Hugging Face or sentence-transformers "
                    "directory, or ours (a run_embeddings.py --output_dir too). Ignored when --output_dir holds a "
@@ -72,42 +81,47 @@ flags.DEFINE_enum("tokenizer_ops", "core", ["core", "tf_text"], "The ops of the 
 flags.DEFINE_bool("keep_best", False, "With --do_train and --do_eval: evaluate after every epoch and keep and use the "
                   "best checkpoint by --best_metric (an optimistic dev figure: chosen on the set it is reported on).")
 # The data.
-flags.DEFINE_string("train_file", None, "The training rows (--do_train): .csv or .tsv with a header row, or .jsonl.")
+define_path("train_file", None, "The training rows (--do_train): .csv or .tsv with a header row, or .jsonl.",
+            INPUT_FILE)
 flags.DEFINE_enum("input_format", None, [f for f in FORMATS if f != "text"], "The files' format; default: from each "
                   "extension.")
-flags.DEFINE_string("anchor_column", "anchor", "The anchor's (query's) column of pairs and triplets.")
-flags.DEFINE_string("positive_column", "positive", "The positive's (relevant passage's) column.")
-flags.DEFINE_list("negative_columns", None, "The hard negatives' columns, each required; default: every column "
-                  "named negative or negative_<n>.")
-flags.DEFINE_string("text_a_column", "text_a", "A scored pair's first text (cosent, cosine_similarity, --dev_file).")
-flags.DEFINE_string("text_b_column", "text_b", "A scored pair's second text.")
-flags.DEFINE_string("score_column", "score", "A scored pair's score (any finite numbers; higher: more similar).")
+define_text("anchor_column", "anchor", "The anchor's (query's) column of pairs and triplets.")
+define_text("positive_column", "positive", "The positive's (relevant passage's) column.")
+define_text_list("negative_columns", None, "The hard negatives' columns, each required; default: every column "
+                 "named negative or negative_<n>.")
+define_text("text_a_column", "text_a", "A scored pair's first text (cosent, cosine_similarity, --dev_file).")
+define_text("text_b_column", "text_b", "A scored pair's second text.")
+define_text("score_column", "score", "A scored pair's score (any finite numbers; higher: more similar).")
 # The model and loss.
 flags.DEFINE_enum("loss", "multiple_negatives_ranking", list(LOSSES), "sentence-transformers' loss of that name.")
-flags.DEFINE_float("scale", 20.0, "The cosine similarities' multiplier (1 / temperature) of the ranking losses and "
-                   "cosent: above 0, at most 1000.")
+define_real("scale", losses.SCALE, "The cosine similarities' multiplier (1 / temperature) of the ranking losses and "
+            "cosent: above 0, at most 1000.", 0, MAX_SCALE, open_lower=True)
 flags.DEFINE_bool("symmetric", False, "Ranking losses: add the backward term (each positive's softmax over the "
                   "batch's anchors), the two averaged (sentence-transformers' MultipleNegativesSymmetricRankingLoss).")
-flags.DEFINE_integer("mini_batch_size", 32, "cached_multiple_negatives_ranking: texts embedded at once (GradCache).")
-flags.DEFINE_list("matryoshka_dims", None, "Train (and evaluate) the embedding's first N dimensions too, for each N "
-                  "(MatryoshkaLoss), e.g. 384,256,128,64.")
-flags.DEFINE_list("matryoshka_weights", None, "One loss weight for each of --matryoshka_dims (default 1 each).")
+define_integer("mini_batch_size", 32, "cached_multiple_negatives_ranking: texts embedded at once (GradCache).", 1,
+               MAX_BATCH_SIZE)
+define_numbers("matryoshka_dims", None, "Train (and evaluate) the embedding's first N dimensions too, for each N "
+               "(MatryoshkaLoss), e.g. 384,256,128,64.", 1, MAX_WIDTH, integers=True)
+define_numbers("matryoshka_weights", None, "One loss weight for each of --matryoshka_dims (default 1 each).", 0,
+               MAX_WEIGHT)
 flags.DEFINE_enum("pooling", None, list(POOLINGS), "Token vectors to one vector: default the sentence-transformers "
                   "checkpoint's, else mean.")
 flags.DEFINE_bool("normalize", None, "L2-normalise the embeddings: default the sentence-transformers checkpoint's, "
                   "else true.")
 # Evaluation.
-flags.DEFINE_string("eval_dir", None, "A retrieval set in BEIR's layout: corpus.jsonl, queries.jsonl, "
-                    "qrels/<split>.tsv.")
-flags.DEFINE_string("eval_split", "dev", "The qrels of --do_eval (qrels/<eval_split>.tsv).")
-flags.DEFINE_string("test_split", "test", "The qrels of --do_predict.")
-flags.DEFINE_string("dev_file", None, "Scored pairs (--text_a_column, --text_b_column, --score_column) for an STS "
-                    "evaluation with --do_eval.")
-flags.DEFINE_string("best_metric", None, "The dev figure --keep_best chooses by: ndcg@10 (retrieval) or "
-                    "spearman_cosine (STS) by default; any of eval_results' figures.")
-flags.DEFINE_integer("corpus_chunk_size", DEFAULT_CHUNK_SIZE, "Passages embedded and searched at once.")
-flags.DEFINE_integer("export_dimensions", None, "--export_dir serves each embedding's first N dimensions "
-                     "(renormalised): a Matryoshka model's smaller embedding.")
+define_path("eval_dir", None, "A retrieval set in BEIR's layout: corpus.jsonl, queries.jsonl, qrels/<split>.tsv.",
+            INPUT_DIRECTORY, affects_result=False)
+define_text("eval_split", "dev", "The qrels of --do_eval (qrels/<eval_split>.tsv).", affects_result=False)
+define_text("test_split", "test", "The qrels of --do_predict.", affects_result=False)
+define_path("dev_file", None, "Scored pairs (--text_a_column, --text_b_column, --score_column) for an STS "
+            "evaluation with --do_eval.", INPUT_FILE, affects_result=False)
+define_text("best_metric", None, "The dev figure --keep_best chooses by: ndcg@10 (retrieval) or spearman_cosine "
+            "(STS) by default; any of eval_results' figures.", affects_result=False)
+define_integer("corpus_chunk_size", DEFAULT_CHUNK_SIZE, "Passages embedded and searched at once.", 1,
+               MAX_BATCH_SIZE, affects_result=False)
+define_integer("export_dimensions", None, "--export_dir serves each embedding's first N dimensions (renormalised): "
+               "a Matryoshka model's smaller embedding.", 1, MAX_WIDTH, affects_result=False)
+neutral("tokenizer_ops")
 
 flags.FLAGS.set_default("eval_batch_size", 64)
 flags.FLAGS.set_default("predict_batch_size", 64)
@@ -121,8 +135,7 @@ def task_from_flags(checkpoint_settings):
                          FLAGS.text_a_column, FLAGS.text_b_column, FLAGS.score_column)
     return EmbeddingTask(
         FLAGS.train_file, columns, FLAGS.input_format, FLAGS.loss, FLAGS.scale, FLAGS.symmetric, FLAGS.mini_batch_size,
-        _numbers(FLAGS.matryoshka_dims, "--matryoshka_dims", int), _numbers(FLAGS.matryoshka_weights,
-                                                                            "--matryoshka_weights", float),
+        _numbers(FLAGS.matryoshka_dims, int), _numbers(FLAGS.matryoshka_weights, float),
         FLAGS.pooling or checkpoint_settings.get("pooling", "mean"),
         checkpoint_settings.get("normalize", True) if FLAGS.normalize is None else FLAGS.normalize,
         FLAGS.eval_dir, FLAGS.eval_split, FLAGS.test_split, FLAGS.dev_file, FLAGS.best_metric,
@@ -139,7 +152,9 @@ def settings_from_flags(checkpoint_settings):
             raise RetrievalDataError("--bert_config_file is needed: no --init_checkpoint with a config.json or "
                                      "bert_config.json beside it")
         settings.bert_config_file = located.config_file
-    if not (settings.vocab_file or settings.spm_model_file) and located:
+    # BERT's family (a RoBERTa, an XLM-R) has its own tokenizer files, which run_task finds beside the checkpoint.
+    family = BertConfig.from_json_file(settings.bert_config_file).family
+    if not (settings.vocab_file or settings.spm_model_file or family) and located:
         settings.vocab_file = located.vocab_file or vocab_from_tokenizer_json(located.directory)
     if not FLAGS["do_lower_case"].present and located and settings.vocab_file:
         settings.do_lower_case = not case_mismatches(True, located)
@@ -148,13 +163,9 @@ def settings_from_flags(checkpoint_settings):
     return settings
 
 
-def _numbers(values, flag, kind):
-    if values is None:
-        return None
-    try:
-        return [kind(value) for value in values]
-    except ValueError:
-        raise RetrievalDataError(f"{flag}={','.join(values)}: expected numbers, comma-separated") from None
+def _numbers(value, kind):
+    """A `define_numbers` flag's numbers (checked when the flags were parsed), or None."""
+    return None if value is None else [kind(part) for part in value.split(",")]
 
 
 def main():

@@ -62,16 +62,34 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path):
     before = open(data["train"], "rb").read()
     out = str(tmp_path / "out.jsonl")
     base = [f"--init_checkpoint={MODEL}", f"--input_file={data['train']}"]
+    empty_text = tmp_path / "empty_text.jsonl"
+    empty_text.write_text(json.dumps({"anchor": "the cat", "positive": "a cat sat"}) + "\n"
+                          + json.dumps({"anchor": " ", "positive": "a dog ran"}) + "\n")
+    (tmp_path / "empty.jsonl").write_text("")
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("anchor,positive\ncaf\xe9,a cat sat\n".encode("latin-1"))
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("a cat sat on the mat\n")
+    before_corpus = corpus.read_bytes()
     cases = [
-        ([*base, f"--output_file={data['train']}"], "--output_file=", "is --input_file: the triplets would replace it"),
-        ([*base, f"--output_file={out}", "--num_negatives=0"], "", "--num_negatives=0: expected an integer >= 1"),
-        ([*base, f"--output_file={out}", "--range_min=5", "--range_max=6", "--num_negatives=2"], "",
+        ([*base, f"--output_file={data['train']}"], f"--output_file={data['train']} is the --input_file"),
+        ([*base, f"--output_file={corpus}", f"--corpus_file={corpus}"], "is the --corpus_file"),
+        ([*base, f"--output_file={MODEL}/triplets.jsonl"], "is inside --init_checkpoint="),
+        ([*base, f"--output_file={tmp_path}"], "is a directory; expected a file"),
+        ([*base, f"--output_file={out}", "--num_negatives=0"], "--num_negatives=0: expected an integer in [1, "),
+        ([*base, f"--output_file={out}", "--num_negatives=1000000000000000"], "--num_negatives=1000000000000000"),
+        ([*base, f"--output_file={out}", "--range_min=5", "--range_max=6", "--num_negatives=2"],
          "--num_negatives=2: only 1 candidates between --range_min=5 and --range_max=6"),
-        ([*base, f"--output_file={out}", "--absolute_margin=nan"], "", "--absolute_margin=nan: expected a finite"),
-        ([*base, f"--output_file={out}", "--relative_margin=1.5"], "", "--relative_margin=1.5: expected a share"),
-        ([*base, f"--output_file={out}", "--positive_column=passage"], "", "no column 'passage'"),
-        ([*base, f"--output_file={tmp_path}"], "", "is a directory; expected a file"),
-        ([*base, f"--output_file={out}", f"--corpus_file={tmp_path / 'none.txt'}"], "", "--corpus_file=",),
+        ([*base, f"--output_file={out}", "--absolute_margin=nan"], "--absolute_margin=nan: expected a finite number"),
+        ([*base, f"--output_file={out}", "--relative_margin=1.5"], "--relative_margin=1.5: expected a finite number "
+         "in [0, 1]"),
+        ([*base, f"--output_file={out}", "--min_score=-inf"], "--min_score=-inf: expected a finite number in [-1, 1]"),
+        ([*base, f"--output_file={out}", "--positive_column=passage"], "no column 'passage'"),
+        ([*base, f"--output_file={out}", f"--corpus_file={tmp_path / 'none.txt'}"], "--corpus_file="),
+        ([*base[:1], f"--input_file={empty_text}", f"--output_file={out}"], "empty_text.jsonl, row 2, column "
+         "'anchor': an empty text"),
+        ([*base[:1], f"--input_file={tmp_path / 'empty.jsonl'}", f"--output_file={out}"], "empty.jsonl"),
+        ([*base[:1], f"--input_file={latin}", f"--output_file={out}"], "latin.csv"),
     ]
     done = subprocess.run([sys.executable, "-c", DRIVER, "mine_hard_negatives", json.dumps([c[0] for c in cases])],
                           env=environment(), cwd=REPO, capture_output=True, text=True, timeout=600)
@@ -79,5 +97,6 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path):
     for case, (code, stderr) in zip(cases, json.loads(done.stdout.strip().splitlines()[-1])):
         last = stderr.strip().splitlines()[-1]
         assert code == 1 and "Traceback" not in stderr and last.startswith("mine_hard_negatives: error: "), stderr
-        assert all(part in last for part in case[1:]), last
-    assert open(data["train"], "rb").read() == before and not os.path.exists(out)
+        assert case[1] in last, (case[1], last)
+    assert open(data["train"], "rb").read() == before and corpus.read_bytes() == before_corpus
+    assert not os.path.exists(out) and not os.path.exists(os.path.join(MODEL, "triplets.jsonl"))

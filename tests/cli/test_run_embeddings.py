@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from official_bert.keras_models import TextEmbedder
+from official_bert.checkpoints import CheckpointError
+from official_bert.keras_models import TextClassifier, TextEmbedder
 from official_bert.retrieval.metrics import ranking_metrics
 from tests.cli.test_cli_bad_input import DRIVER, contents
 
@@ -97,6 +98,12 @@ def test_training_evaluates_keeps_the_best_and_writes_a_loadable_model(trained):
     assert state["metric"] == "eval_ndcg@10" and len(state["evaluations"]) == 2
     assert results["eval_ndcg@10"] == max(e["eval_ndcg@10"] for e in state["evaluations"])
     assert "step" in log and "left" in log  # progress lines with the time left
+    # The run records what it is: an embedding model, an encoder without a task head, which a classifier does not
+    # take for its own; and the flags and inputs it was made with.
+    assert json.load(open(out / "model_kind.json")) == {"model": "BertEncoder"}
+    with pytest.raises(CheckpointError, match="is an encoder without a task head, not a sentence classifier"):
+        TextClassifier.from_checkpoint(str(out), sequence_length=32)
+    assert json.load(open(out / "run.json"))["settings"]["loss"] == "cached_multiple_negatives_ranking"
     # The directory is the best model; its own embeddings give the reported figures (brute force, NumPy).
     model = TextEmbedder.from_checkpoint(str(out))
     assert (model.pooling, model.normalize, model.preprocessor.sequence_length) == ("mean", True, 32)
@@ -157,7 +164,12 @@ def bad_cases(work, data, run_dir):
     shutil.copy(data["train"], changed)
     with open(changed, "a") as f:
         f.write(json.dumps({"anchor": "red dog", "positive": "the red dog runs in the park"}) + "\n")
+    holding = bad / "holding"  # a directory with a file of the name of one the run writes
+    holding.mkdir()
+    shutil.copy(os.path.join(MODEL, "config.json"), holding / "vocab.txt")
     out = str(bad / "out")
+    # The trained run's flags that change its result, but for the one a case changes.
+    same = ["--keep_best", "--mixed_precision=fp32", "--do_eval", f"--eval_dir={data['beir']}"]
     cases = [
         ("empty text", [f"--train_file={empty}"], r"empty.jsonl, row 2, column 'positive': an empty text", out),
         ("no negatives column", [f"--train_file={triplets}", "--negative_columns=negative"],
@@ -166,30 +178,37 @@ def bad_cases(work, data, run_dir):
          "dev.tsv, row 1: corpus-id 'p99' is not in", out),
         ("batch size 1", ["--train_batch_size=1"], "--train_batch_size=1: in-batch negatives need at least 2", out),
         ("output is the model", [f"--init_checkpoint={copied_model}", f"--output_dir={copied_model}"],
-         "is --init_checkpoint's directory", str(copied_model)),
-        ("training file among the outputs", [f"--train_file={run_dir}/vocab.txt", f"--output_dir={run_dir}"],
-         "vocab.txt is a file the run writes in --output_dir", str(run_dir)),
-        ("rerun with another learning rate", [f"--output_dir={run_dir}", *TRAINED, "--learning_rate=5e-4"],
-         "holds a run with another learning_rate (0.001 there, 0.0005 now)", str(run_dir)),
-        ("rerun with another loss", [f"--output_dir={run_dir}", "--matryoshka_dims=32,16"],
-         "holds a run with another loss ('cached_multiple_negatives_ranking' there", str(run_dir)),
-        ("rerun with other training data", [f"--output_dir={run_dir}", *TRAINED, f"--train_file={changed}"],
-         "holds a run with another train_file ('sha256:", str(run_dir)),
+         f"--output_dir={copied_model} is --init_checkpoint={copied_model}, which this run reads", str(copied_model)),
+        ("training file among the outputs", [f"--train_file={holding}/vocab.txt", f"--output_dir={holding}"],
+         "vocab.txt is a file the run writes in --output_dir", str(holding)),
+        ("rerun with another learning rate", [f"--output_dir={run_dir}", *same, *TRAINED, "--learning_rate=5e-4"],
+         "holds a run made with --learning_rate=0.001 (now 0.0005)", str(run_dir)),
+        ("rerun with another loss", [f"--output_dir={run_dir}", *same, "--matryoshka_dims=32,16"],
+         "holds a run made with --loss=cached_multiple_negatives_ranking (now multiple_negatives_ranking)",
+         str(run_dir)),
+        ("rerun with other training data", [f"--output_dir={run_dir}", *same, *TRAINED, f"--train_file={changed}"],
+         f"holds a run made with another --train_file: {data['train']} then, {changed} now, with other content",
+         str(run_dir)),
         ("best metric unknown", ["--best_metric=accuracy", "--do_eval"], "--best_metric=accuracy: not one of", out),
         ("matryoshka wider than the model", ["--matryoshka_dims=64,16"], "--matryoshka_dims=64: wider than", out),
+        ("matryoshka twice one width", ["--matryoshka_dims=32,32"], "--matryoshka_dims=32,32: expected distinct", out),
         ("export wider than the model", ["--export_dimensions=33", "--export_dir=x"], "--export_dimensions=33: wider",
          out),
-        ("zero export width", ["--export_dimensions=-2", "--export_dir=x"], "--export_dimensions=-2: expected", out),
-        ("matryoshka zero", ["--matryoshka_dims=32,0"], "--matryoshka_dims=32,0: expected distinct positive", out),
+        ("zero export width", ["--export_dimensions=-2", "--export_dir=x"],
+         "--export_dimensions=-2: expected an integer in [1, 65536]", out),
+        ("matryoshka zero", ["--matryoshka_dims=32,0"], "--matryoshka_dims=32,0: expected comma-separated numbers, "
+         "each integer in [1, 65536]", out),
         ("matryoshka nan weight", ["--matryoshka_dims=32,16", "--matryoshka_weights=1,nan"],
-         "--matryoshka_weights=[1.0, nan]: expected finite weights", out),
-        ("matryoshka words", ["--matryoshka_dims=32,big"], "--matryoshka_dims=32,big: expected numbers", out),
-        *[(f"scale {value}", [f"--scale={value}"], f"--scale={shown}: expected a positive number up to 1000", out)
+         "--matryoshka_weights=1,nan: expected comma-separated numbers, each finite number in [0, 1000]", out),
+        ("matryoshka zero weights", ["--matryoshka_dims=32,16", "--matryoshka_weights=0,0"],
+         "--matryoshka_weights=[0.0, 0.0]: expected finite weights >= 0, not all 0", out),
+        ("matryoshka words", ["--matryoshka_dims=32,big"], "--matryoshka_dims=32,big: expected comma-separated", out),
+        *[(f"scale {value}", [f"--scale={value}"], f"--scale={shown}: expected a finite number in (0, 1000]", out)
           for value, shown in (("nan", "nan"), ("inf", "inf"), ("0", "0.0"), ("-20", "-20.0"), ("1e999", "inf"),
                                ("1e30", "1e+30"))],
         *[(f"mini batch {value}", ["--loss=cached_multiple_negatives_ranking", f"--mini_batch_size={value}"],
-           f"--mini_batch_size={value}: expected a positive integer", out) for value in (0, -3)],
-        ("corpus chunk 0", ["--corpus_chunk_size=0", "--do_eval"], "--corpus_chunk_size=0: expected a positive", out),
+           f"--mini_batch_size={value}: expected an integer in [1, 1048576]", out) for value in (0, -3)],
+        ("corpus chunk 0", ["--corpus_chunk_size=0", "--do_eval"], "--corpus_chunk_size=0: expected an integer", out),
         ("scored loss on pairs", ["--loss=cosent"], "no column 'text_a'", out),
         ("train file without do_train", ["--nodo_train", "--do_eval"], "--train_file is given but --do_train", out),
     ]
@@ -224,11 +243,12 @@ def test_scored_pairs_train_with_cosent_and_report_the_models_spearman(tmp_path)
 
     def pairs(count):
         rows = []
-        for _ in range(count):
+        while len(rows) < count:
             a = " ".join(rng.choice(WORDS, 5))
-            shared = int(rng.integers(0, 6))  # the more words the two texts share, the higher the score
+            shared = int(rng.integers(0, 5))  # the more words the two texts share, the higher the score
             b = " ".join(a.split()[:shared] + list(rng.choice(WORDS, 5 - shared)))
-            rows.append({"text_a": a, "text_b": b, "score": shared / 5})
+            if b != a:  # two equal texts' cosine is 1 up to rounding: such ties would rank as rounding falls
+                rows.append({"text_a": a, "text_b": b, "score": shared / 5})
         return rows
 
     train = write_jsonl(tmp_path / "train.jsonl", pairs(64))

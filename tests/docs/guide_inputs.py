@@ -18,6 +18,8 @@ from tests.docs.pages import REPO
 DATA_LINES = {"data/corpus/sotu.txt": 300, "data/corpus/sotu_heldout.txt": 60, "data/classification/train.tsv": 49,
               "data/classification/dev.tsv": 17, "data/fill_in_the_blank.txt": 6, "data/README.md": 1000}
 ERAS = ["1790-1860", "1861-1945", "1946-2021"]
+# data/retrieval's: training pairs kept, and judgements of each split (with the queries and passages they name).
+RETRIEVAL_PAIRS, RETRIEVAL_JUDGEMENTS = 64, 8
 
 TICKETS = [("T-1", "charged twice", "my card was charged twice this month", "billing"),
            ("T-2", "app crashes", "the app crashes when I open settings", "bug"),
@@ -124,7 +126,34 @@ def write_data(root):
         _write(os.path.join(root, f"domain_task/{split}.tsv"), "sentence\tlabel\n" + "".join(
             f"{line}\t{'yes' if 'interleukin' in line else 'no'}\n" for line in DOMAIN.splitlines() * 4 if line))
     texts += ["The Union is strong.", "Who founded the bakery? Zoë Dupont did.", DOMAIN]
-    return texts
+    return texts + write_retrieval(root)
+
+
+def write_retrieval(root):
+    """data/retrieval cut small: its first training pairs, and a BEIR set whose first dev and test judgements keep
+    the queries and passages they name (beside a few more passages); returns its texts."""
+    source, target = os.path.join(REPO, "data", "retrieval"), os.path.join(root, "data", "retrieval")
+
+    def read_jsonl(name):
+        with open(os.path.join(source, name), encoding="utf-8") as f:
+            return [json.loads(line) for line in f]
+
+    pairs = read_jsonl("train.jsonl")[:RETRIEVAL_PAIRS]
+    _write_jsonl(os.path.join(target, "train.jsonl"), pairs)
+    judged = []
+    for split in ("dev", "test"):
+        with open(os.path.join(source, "qrels", f"{split}.tsv"), encoding="utf-8") as f:
+            lines = f.read().splitlines()[:1 + RETRIEVAL_JUDGEMENTS]
+        _write(os.path.join(target, "qrels", f"{split}.tsv"), "\n".join(lines) + "\n")
+        judged += [line.split("\t")[:2] for line in lines[1:]]
+    queries = {query for query, _ in judged}
+    corpus = read_jsonl("corpus.jsonl")
+    passages = {passage for _, passage in judged} | {row["_id"] for row in corpus[:RETRIEVAL_JUDGEMENTS]}
+    kept = [row for row in corpus if row["_id"] in passages] + [
+        row for row in read_jsonl("queries.jsonl") if row["_id"] in queries]
+    _write_jsonl(os.path.join(target, "corpus.jsonl"), kept[:len(passages)])
+    _write_jsonl(os.path.join(target, "queries.jsonl"), kept[len(passages):])
+    return [row["text"] for row in kept] + [text for row in pairs for text in row.values()]
 
 
 def _mkdir(*parts):

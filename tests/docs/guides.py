@@ -28,6 +28,7 @@ INPUTS = {
     "docs/guides/ner.md": ["cased_L-12_H-768_A-12", "conll2003"],
     "docs/guides/features.md": ["uncased_L-12_H-768_A-12", "input.txt", "minilm"],
     "docs/guides/keras.md": ["all-MiniLM-L6-v2", "data"],
+    "docs/guides/embeddings.md": ["all-MiniLM-L6-v2", "data"],
     "docs/guides/checkpoints.md": ["uncased_L-12_H-768_A-12"],
     "docs/guides/domain-vocabulary.md": ["uncased_L-12_H-768_A-12", "domain.txt", "domain_task"],
     "docs/guides/serving.md": ["demo_out/export"],
@@ -40,7 +41,7 @@ SIZES = {"num_train_steps": "4", "num_warmup_steps": "1", "save_checkpoints_step
 # The repository's tools, as a checkout has them beside the reader's files.
 TOOLS = ["official_bert", "data_prep", "bench", "run_pretraining.py", "run_classifier.py", "run_distillation.py",
          "run_squad.py", "run_ner.py", "extract_features.py", "fill_mask.py", "convert_checkpoint.py",
-         "query_saved_model.py", "predict.py", "export_tflite.py"]
+         "query_saved_model.py", "predict.py", "export_tflite.py", "run_embeddings.py", "mine_hard_negatives.py"]
 
 
 # The pages each test file runs: two files, so that pytest-xdist's workers (--dist loadfile) share them.

@@ -27,7 +27,7 @@ with open(os.path.join(REPO, "pyproject.toml"), "rb") as _f:
                    for target in tomllib.load(_f)["project"]["scripts"].values())
 
 
-TRAINING_TOOLS = ("run_classifier", "run_distillation", "run_ner", "run_pretraining", "run_squad")
+TRAINING_TOOLS = ("run_classifier", "run_distillation", "run_embeddings", "run_ner", "run_pretraining", "run_squad")
 
 
 def run_driver(tool):
