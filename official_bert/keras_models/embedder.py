@@ -123,9 +123,26 @@ class TextEmbedder(text_model.TextModelMixin, task_model.TaskModel):
         return keras.losses.CosineSimilarity()
 
     def compile(self, optimizer="auto", loss="auto", metrics="auto", **kwargs):
-        """`TextModelMixin.compile`; with a loss of `official_bert.retrieval.losses`, the "auto" optimizer corrects
-        Adam's moments for their bias as torch's AdamW (sentence-transformers' optimizer) does, where BERT's does
-        not."""
+        """Configures training as `TextClassifier.compile` does; with a loss of `official_bert.retrieval.losses`,
+        the "auto" optimizer corrects Adam's moments for their bias as torch's AdamW (sentence-transformers'
+        optimizer) does, where BERT's does not.
+
+        Args:
+            optimizer (str | keras.optimizers.Optimizer): "auto": AdamWeightDecay with a warm-up then linear decay
+                over each `fit`; or any Keras optimizer.
+            loss (str | keras.losses.Loss | None): "auto": the cosine distance to target vectors; or one of
+                `official_bert.retrieval.losses` (`MultipleNegativesRankingLoss`, ...) to train on rows of texts.
+            metrics (str | list): "auto": none; or Keras metrics.
+            **kwargs: the "auto" optimizer's `learning_rate`, `warmup_proportion`, `weight_decay_rate`, and
+                keras.Model.compile's arguments.
+
+        Example:
+        >>> from official_bert import BertConfig, BertEncoder, TextEmbedder, TextPreprocessor
+        >>> from official_bert.retrieval.losses import MultipleNegativesRankingLoss
+        >>> model = TextEmbedder(BertEncoder(BertConfig.from_preset("tiny", vocab_size=5, num_hidden_layers=1)),
+        ...                      TextPreprocessor(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "hi"], sequence_length=8))
+        >>> model.compile(loss=MultipleNegativesRankingLoss(), learning_rate=2e-5)
+        """
         super().compile(optimizer, loss, metrics, **kwargs)
         if self._paper_optimizer and self._row_loss():
             self._paper_optimizer["bias_correction"] = True
@@ -136,8 +153,23 @@ class TextEmbedder(text_model.TextModelMixin, task_model.TaskModel):
         (see the class's docstring): each batch's texts are embedded column by column and the loss computed on the
         batch's embeddings; `validation_data` is then `(columns,)` or `(columns, scores)`.
 
+        Args:
+            x (tuple | list | tf.data.Dataset): with a retrieval loss, the columns of texts: `(anchors, positives,
+                negatives...)` or `(texts_a, texts_b)`; otherwise texts as `TextClassifier.fit` takes them.
+            y (list | numpy.ndarray | None): a scored pair's scores (CoSENT, cosine similarity); the target vectors
+                of the default loss; None for the ranking losses.
+            batch_size (int | None): rows a batch (in-batch negatives need at least 2); default 32.
+            epochs (int): passes over the rows.
+            shuffle (bool): shuffle the rows before each pass.
+            sample_weight (numpy.ndarray | None): the default loss's weights; none with a retrieval loss.
+            validation_data (tuple | None): evaluated after each epoch, as `x` (and `y`) are given.
+            **kwargs: keras.Model.fit's other arguments.
+
+        Returns:
+            keras.callbacks.History: the losses of each epoch.
+
         Example:
-        >>> from official_bert import BertConfig, BertEncoder
+        >>> from official_bert import BertConfig, BertEncoder, TextEmbedder
         >>> from official_bert.keras_models import TextPreprocessor
         >>> from official_bert.retrieval.losses import MultipleNegativesRankingLoss
         >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "cat", "dog", "sat", "ran"]
@@ -163,6 +195,30 @@ class TextEmbedder(text_model.TextModelMixin, task_model.TaskModel):
                                        **kwargs)
 
     def evaluate(self, x=None, y=None, batch_size=None, sample_weight=None, **kwargs):
+        """`keras.Model.evaluate` on texts; compiled with a loss of `official_bert.retrieval.losses`, on rows of
+        texts given as columns, as `fit` takes them.
+
+        Args:
+            x (tuple | list | tf.data.Dataset): the columns of texts (a retrieval loss), or texts.
+            y (list | numpy.ndarray | None): the scores of scored pairs, or the default loss's target vectors.
+            batch_size (int | None): rows a batch; default 32.
+            sample_weight (numpy.ndarray | None): the default loss's weights; none with a retrieval loss.
+            **kwargs: `keras.Model.evaluate`'s other arguments (`verbose`, `return_dict`, ...).
+
+        Returns:
+            float | list[float] | dict[str, float]: the loss (and metrics), as Keras returns them.
+
+        Example:
+        >>> from official_bert import BertConfig, BertEncoder, TextEmbedder, TextPreprocessor
+        >>> from official_bert.retrieval.losses import CoSENTLoss
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "cat", "dog"]
+        >>> model = TextEmbedder(BertEncoder(BertConfig.from_preset("tiny", vocab_size=7, num_hidden_layers=1)),
+        ...                      TextPreprocessor(vocab, sequence_length=8))
+        >>> model.compile(loss=CoSENTLoss())
+        >>> loss = model.evaluate((["a cat", "a dog"], ["a cat", "a cat"]), [1.0, 0.5], verbose=0)
+        >>> loss >= 0
+        True
+        """
         loss = self._row_loss()
         if loss is None:
             return super().evaluate(x, y, batch_size=batch_size, sample_weight=sample_weight, **kwargs)
@@ -264,8 +320,7 @@ class TextEmbedder(text_model.TextModelMixin, task_model.TaskModel):
 
         Example:
         >>> import os, tempfile
-        >>> from official_bert import BertConfig, BertEncoder
-        >>> from official_bert.keras_models import TextPreprocessor
+        >>> from official_bert import BertConfig, BertEncoder, TextEmbedder, TextPreprocessor
         >>> model = TextEmbedder(BertEncoder(BertConfig.from_preset("tiny", vocab_size=5, num_hidden_layers=1)),
         ...                      TextPreprocessor(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "hi"], sequence_length=16))
         >>> directory = model.save_sentence_transformers(tempfile.mkdtemp())

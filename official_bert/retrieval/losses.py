@@ -70,9 +70,9 @@ class MultipleNegativesRankingLoss(keras.losses.Loss):
     positive and hard negative of the batch, its own positive the target (see the module's docstring).
 
     Args:
-        scale: the cosine similarities' multiplier (1 / temperature).
-        symmetric: add the backward term (each positive over every anchor), the two log normalisers averaged.
-        name: the loss's name.
+        scale (float): the cosine similarities' multiplier (1 / temperature; sentence-transformers' 20).
+        symmetric (bool): add the backward term (each positive over every anchor), the two log normalisers averaged.
+        name (str): the loss's name.
         **kwargs: passed to keras.losses.Loss.
 
     Call args:
@@ -143,8 +143,11 @@ class CachedMultipleNegativesRankingLoss(MultipleNegativesRankingLoss):
     pushed through it. The loss and the gradients are the plain loss's; the activations held are a mini-batch's.
 
     Args:
-        mini_batch_size: texts embedded at once (sentence-transformers' default: 32).
-        scale, symmetric, name, **kwargs: as `MultipleNegativesRankingLoss`'s.
+        mini_batch_size (int): texts embedded at once (sentence-transformers' default: 32).
+        scale (float): the cosine similarities' multiplier (1 / temperature; sentence-transformers' 20).
+        symmetric (bool): add the backward term, as `MultipleNegativesRankingLoss` does.
+        name (str): the loss's name.
+        **kwargs: passed to keras.losses.Loss.
 
     Example:
     >>> CachedMultipleNegativesRankingLoss(mini_batch_size=16).get_config()["mini_batch_size"]
@@ -168,8 +171,8 @@ class CoSENTLoss(keras.losses.Loss):
     score i is lower than score j, s = `scale` × the cosine similarity of a row's two texts.
 
     Args:
-        scale: the cosine similarities' multiplier.
-        name: the loss's name.
+        scale (float): the cosine similarities' multiplier (sentence-transformers' 20).
+        name (str): the loss's name.
         **kwargs: passed to keras.losses.Loss.
 
     Call args:
@@ -207,6 +210,10 @@ class CoSENTLoss(keras.losses.Loss):
 class CosineSimilarityLoss(keras.losses.Loss):
     """The squared difference between a pair's cosine similarity and its score (averaged over the batch).
 
+    Args:
+        name (str): the loss's name.
+        **kwargs: passed to keras.losses.Loss.
+
     Call args:
         y_true: the scores, [B].
         y_pred: the embeddings of the pairs, [B, 2, D].
@@ -240,10 +247,10 @@ class MatryoshkaLoss(keras.losses.Loss):
     dimensions, renormalised), so that any of those prefixes serves as a smaller embedding.
 
     Args:
-        loss: one of this module's losses (its config, as `get_config` gives it, is accepted too).
-        dims: the widths, each at most the embeddings' (the full width should be among them).
-        weights: one per width; default 1 each.
-        name: the loss's name.
+        loss (keras.losses.Loss | dict): one of this module's losses (or its config, as `get_config` gives it).
+        dims (list[int]): the widths, each at most the embeddings' (the full width should be among them).
+        weights (list[float] | None): one per width; default 1 each.
+        name (str): the loss's name.
         **kwargs: passed to keras.losses.Loss.
 
     Example:

@@ -20,7 +20,8 @@ from tests.docs.pages import DOCS, REPO
 KERAS_PAGES = {
     "TextClassifier": ["from_checkpoint", "compile", "fit", "evaluate", "predict", "classify", "probabilities",
                        "save", "export", "save_checkpoint"],
-    "TextEmbedder": ["from_checkpoint", "compile", "fit", "evaluate", "predict", "save", "export"],
+    "TextEmbedder": ["from_checkpoint", "compile", "fit", "evaluate", "predict", "save", "export",
+                     "save_sentence_transformers"],
     "MaskedLM": ["from_checkpoint", "fill_mask", "compile", "fit", "evaluate", "predict", "save"],
     "TextPreprocessor": ["from_spec", "pack_masked"],
 }
