@@ -35,7 +35,7 @@ import importlib, json, sys
 from absl import flags
 
 FLAGS = flags.FLAGS
-read = {}
+read, unloaded = {}, []
 
 
 def _declared(declared):
@@ -54,7 +54,9 @@ for tool in sys.argv[1:]:
                 if flag.name in FLAGS:
                     delattr(FLAGS, flag.name)
     for module in [m for m in sys.modules if m.startswith("official_bert.tools.")]:
-        del sys.modules[module]
+        # Kept alive: absl disclaims flag_kinds by id(module), and a freed module's id reused by the next tool's
+        # module would file that tool's flags under importlib.
+        unloaded.append(sys.modules.pop(module))
         # `from official_bert.tools import run_classifier` would find the package's attribute and import nothing.
         vars(sys.modules["official_bert.tools"]).pop(module.rsplit(".", 1)[1], None)
     importlib.import_module("official_bert.tools." + tool)

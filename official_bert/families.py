@@ -37,6 +37,7 @@ class Family:
             tokenizers, which DistilBERT's and ELECTRA's checkpoints ship with, 100).
 
     Example:
+    >>> from official_bert.families import get
     >>> get("roberta").hf_prefix, get(None).model_type
     ('roberta', 'bert')
     """

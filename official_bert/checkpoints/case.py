@@ -38,7 +38,8 @@ def check_case(do_lower_case, checkpoint, where):
     checkpoint's own record (`case_mismatches`: the first sign given).
 
     Args:
-        do_lower_case: what the caller will tokenize with.
+        do_lower_case: what the caller will tokenize with; None (not given: the checkpoint's own casing, see
+            `own_casing`) contradicts nothing.
         checkpoint: a path `detect.locate` reads, or a `detect.Located` (its vocab_file: the vocabulary the
             checkpoint was trained with).
         where: what names the checkpoint, e.g. "--init_checkpoint=runs/era" or "--teacher=runs/era".
@@ -55,11 +56,29 @@ def check_case(do_lower_case, checkpoint, where):
     official_bert.checkpoints.source.CheckpointError: --teacher=run: do_lower_case=False, but .../vocab.txt has no \
 entry with an uppercase letter: the checkpoint is uncased, ...; pass do_lower_case=True
     """
+    if do_lower_case is None:
+        return
     located = checkpoint if isinstance(checkpoint, detect.Located) else detect.locate(checkpoint)
     mismatches = case_mismatches(do_lower_case, located)
     if mismatches:
         first = mismatches[0]
         raise CheckpointError(first if first.startswith("You passed in") else f"{where}: {first}")
+
+
+def own_casing(checkpoint):
+    """The do_lower_case a WordPiece checkpoint's own record gives: False where lowercasing contradicts it
+    (`case_mismatches`), else True (the original's default).
+
+    Args:
+        checkpoint: a path `detect.locate` reads, or a `detect.Located`.
+
+    Example:
+    >>> from official_bert.checkpoints.detect import Located
+    >>> own_casing(Located("google", "/models/cased_L-12_H-768_A-12/bert_model.ckpt"))
+    False
+    """
+    located = checkpoint if isinstance(checkpoint, detect.Located) else detect.locate(checkpoint)
+    return not case_mismatches(True, located)
 
 
 def case_mismatches(do_lower_case, located):

@@ -37,6 +37,8 @@ def distill(task, settings, student=Student(), watch=None):
     """
     teacher = task.teacher
     case.check_case(settings.do_lower_case, teacher.located, f"--teacher={teacher.path}")
+    if settings.do_lower_case is None:  # not given: the teacher's casing, which its vocabulary was made for
+        settings = dataclasses.replace(settings, do_lower_case=case.own_casing(teacher.located))
     if settings.spm_model_file:
         raise DistillationError("--spm_model_file: the student reads the teacher's vocabulary (its vocab.txt)")
     if settings.vocab_file:

@@ -25,8 +25,9 @@ class FineTuningSettings:
             XLM-R, DistilBERT or ELECTRA, None reads the tokenizer files beside the config or init_checkpoint).
         spm_model_file: a SentencePiece model instead of vocab_file.
         init_checkpoint: the pretrained (or fine-tuned) weights; ignored when output_dir holds a checkpoint.
-        do_lower_case: lowercase the text (uncased models); None: as the tokenizer is (the original's True for a
-            WordPiece vocabulary given by vocab_file; a family's tokenizer's own casing).
+        do_lower_case: lowercase the text (uncased models); None: as the checkpoint is (a WordPiece
+            init_checkpoint's own casing, `checkpoints.case.own_casing`; the original's True without one; a family's
+            tokenizer's own casing).
         preserve_unused_tokens: keep [unused*] tokens whole (bert-tensorflow 1.0.4).
         normalize_unicode: None, or "nfc": compose decomposed text before tokenizing (cased models).
         max_seq_length: WordPiece tokens per sequence.
@@ -120,7 +121,9 @@ class FineTuningSettings:
                                            self.tokenizer_ops)
             if spec is not None:
                 return spec
-        do_lower_case = True if self.do_lower_case is None else self.do_lower_case
+        do_lower_case = self.do_lower_case
+        if do_lower_case is None:  # not given: the checkpoint's own casing, as from_checkpoint takes it
+            do_lower_case = case.own_casing(self.init_checkpoint) if self.init_checkpoint else True
         return TokenizerSpec(self.vocab_file, self.spm_model_file, do_lower_case, self.preserve_unused_tokens,
                              self.tokenizer_ops, self.normalize_unicode).check()
 

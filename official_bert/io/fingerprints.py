@@ -98,6 +98,18 @@ def fingerprint(path, kind="file"):
     return _combine(_model_parts(path))
 
 
+def is_model_file(name):
+    """Whether a file of this name, in a model's directory, is part of the model (a checkpoint's shard or index,
+    its config, vocabulary, weights or SavedModel) rather than a run's report or a user's file.
+
+    Example:
+    >>> is_model_file("model.ckpt-9.index"), is_model_file("vocab.txt"), is_model_file("eval_results.json")
+    (True, True, False)
+    """
+    return (any(fnmatch.fnmatchcase(name, p) for p in _MODEL_FILES)
+            and not any(fnmatch.fnmatchcase(name, p) for p in _NOT_MODEL))
+
+
 def _combine(parts):
     digest = hashlib.sha256()
     for name, value in parts:
@@ -130,8 +142,7 @@ def _model_parts(directory, pattern="*", prefix=""):
         if files.isdir(path):
             if any(fnmatch.fnmatchcase(name, folder) for folder in _MODEL_FOLDERS):
                 parts += _model_parts(path, prefix=os.path.join(prefix, name))
-        elif (any(fnmatch.fnmatchcase(name, p) for p in _MODEL_FILES)
-              and not any(fnmatch.fnmatchcase(name, p) for p in _NOT_MODEL)):
+        elif is_model_file(name):
             if ".data-" in name:
                 with files.open_file(path, "rb") as f:
                     f.seek(0, os.SEEK_END)

@@ -17,10 +17,11 @@ here imports TensorFlow for local paths, so the data tools start without it.
 
 import dataclasses
 import fnmatch
+import glob
 import os
 
 from official_bert.errors import Error
-from official_bert.io import files
+from official_bert.io import files, fingerprints
 
 FILE, FILES, DIRECTORY, MODEL = "file", "files", "directory", "model"
 
@@ -137,22 +138,32 @@ def _conflict(write, read):
                 return (f"matches {given}: the output would be read as input (by this run or the next); write it "
                         "outside that glob")
         return None
-    read_dir = read.path if read.kind == DIRECTORY or (read.kind == MODEL and files.isdir(read.path)) else None
-    if read.kind == MODEL and read_dir is None:
-        read_dir = os.path.dirname(os.fspath(read.path)) or "."
+    if read.kind == MODEL and not files.isdir(read.path):
+        return _model_file_conflict(write, read)
+    if read.kind in (DIRECTORY, MODEL):
         if _same(write.path, read.path):
-            return f"is the {read.name}: writing it would destroy what the run reads; choose another path"
-    if read_dir is not None:
-        if _same(write.path, read_dir):
-            what = "the directory of " if read_dir != read.path else ""
-            return (f"is {what}{given}, which this run reads: writing there would change or destroy it; use "
-                    "another path")
-        if _inside(write.path, read_dir):
-            what = f"the directory of {given}" if read_dir != read.path else given
-            return f"is inside {what}, which this run reads: writing there would change it; write it elsewhere"
+            return f"is {given}, which this run reads: writing there would change or destroy it; use another path"
+        if _inside(write.path, read.path):
+            return f"is inside {given}, which this run reads: writing there would change it; write it elsewhere"
         return None
     if _same(write.path, read.path):
         return f"is the {read.name}: writing it would destroy the input; choose another path"
+    return None
+
+
+def _model_file_conflict(write, read):
+    """A checkpoint prefix or a model file: what is read is that file (or the prefix's files) and its companions in
+    the same directory (config, vocabulary, the `checkpoint` file); a new path beside them harms nothing."""
+    given, path = f"{read.name}={read.path}", os.fspath(read.path)
+    directory = os.path.dirname(path) or "."
+    if _same(write.path, path) or _matches(write.path, glob.escape(path) + ".*"):
+        return f"is the {read.name}: writing it would destroy what the run reads; choose another path"
+    if _same(write.path, directory):
+        return (f"is the directory of {given}, which this run reads: writing there would change or destroy it; use "
+                "another path")
+    if (_same(os.path.dirname(os.fspath(write.path)) or ".", directory)
+            and fingerprints.is_model_file(os.path.basename(os.fspath(write.path)))):
+        return f"would replace a file of the model at {given} (its config, vocabulary or weights); write it elsewhere"
     return None
 
 

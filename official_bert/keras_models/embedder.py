@@ -325,7 +325,8 @@ class TextEmbedder(text_model.TextModelMixin, task_model.TaskModel):
         ...                      TextPreprocessor(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "hi"], sequence_length=16))
         >>> directory = model.save_sentence_transformers(tempfile.mkdtemp())
         >>> again = TextEmbedder.from_checkpoint(directory)
-        >>> (again.pooling, again.normalize, again.preprocessor.sequence_length), "modules.json" in os.listdir(directory)
+        >>> settings = (again.pooling, again.normalize, again.preprocessor.sequence_length)
+        >>> settings, "modules.json" in os.listdir(directory)
         (('mean', True, 16), True)
         """
         spec, family = self.preprocessor.spec, self.encoder.config.family

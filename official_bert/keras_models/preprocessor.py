@@ -184,7 +184,7 @@ class TextPreprocessor(keras.layers.Layer):
 
     def pack_masked(self, texts):
         """Packs texts holding literal `[MASK]`s (RoBERTa's and XLM-R's `<mask>`), each one the mask token (the
-        tokenizer alone would split it into "[", "mask", "]"), as `fill_mask.encode_masked_text` does in Python.
+        tokenizer alone would split it into "[", "mask", "]"), as bert-fill-mask does in Python.
         RoBERTa's mask takes the whitespace before it, as transformers' `<mask>` does (`Packing.mask_takes_space`).
 
         Args:
@@ -249,8 +249,10 @@ class TextPreprocessor(keras.layers.Layer):
         try:
             self._set_tokenizer(*_read_files(files))
         except Error as e:
-            self.refuse_load(f"its {name} in the .keras file's assets is not usable: "
-                             f"{str(e).removeprefix(f'{dir_path}/{name}: ')}")
+            cause = str(e)  # named by the file read or by this layer's own copy of it: the path says nothing here
+            for copy in (dir_path, self._files.name):
+                cause = cause.removeprefix(f"{os.path.join(copy, name)}: ")
+            self.refuse_load(f"its {name} in the .keras file's assets is not usable: {cause}")
 
     def expect_assets(self, present):
         """Told by the model that holds this layer, as a .keras file loads, whether the file has assets at all: Keras

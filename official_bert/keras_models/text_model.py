@@ -12,7 +12,7 @@ import numpy as np
 import tensorflow as tf
 
 from official_bert.checkpoints import causal, detect
-from official_bert.checkpoints.case import case_mismatches, check_case
+from official_bert.checkpoints.case import check_case, own_casing
 from official_bert.checkpoints.sentence_transformers import vocab_from_tokenizer_json
 from official_bert.checkpoints.source import CheckpointError
 from official_bert.classification import validation
@@ -554,7 +554,7 @@ def from_checkpoint_parts(path, config=None, vocab_file=None, spm_model_file=Non
         if vocab_file is None:
             raise CheckpointError(f"{path}: no vocab.txt beside the checkpoint; pass vocab_file= (or spm_model_file=)")
     if do_lower_case is None:  # the checkpoint's own casing
-        do_lower_case = not case_mismatches(True, located) if vocab_file else True
+        do_lower_case = own_casing(located) if vocab_file else True
     else:  # one the checkpoint's record contradicts is refused, as the command-line tools refuse it
         check_case(do_lower_case, located, os.fspath(path))
     spec = TokenizerSpec(vocab_file, spm_model_file, do_lower_case=do_lower_case,

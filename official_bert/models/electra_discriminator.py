@@ -23,6 +23,7 @@ class ElectraDiscriminator(task_model.TaskModel):
     Example:
     >>> import numpy as np
     >>> from official_bert import BertConfig, BertEncoder
+    >>> from official_bert.models.electra_discriminator import ElectraDiscriminator
     >>> config = BertConfig.from_preset("tiny", vocab_size=50, family="electra", embedding_size=64)
     >>> model = ElectraDiscriminator(BertEncoder(config))
     >>> tuple(model({"input_word_ids": np.array([[2, 5, 3]]), "input_mask": np.ones((1, 3)),

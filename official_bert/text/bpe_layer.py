@@ -44,8 +44,11 @@ class GraphByteLevelBPETokenizer(keras.layers.Layer):
 
     Example:
     >>> import json, os, tempfile
+    >>> import tensorflow as tf
+    >>> from official_bert.text.byte_level_bpe import byte_characters
+    >>> from official_bert.text.bpe_layer import GraphByteLevelBPETokenizer
     >>> d = tempfile.mkdtemp()
-    >>> chars = bpe.byte_characters()
+    >>> chars = byte_characters()
     >>> vocab = {t: i for i, t in enumerate(["<s>", "<pad>", "</s>", "<unk>", *chars, "Ġl", "ow", "Ġlow"])}
     >>> _ = open(os.path.join(d, "vocab.json"), "w").write(json.dumps(vocab))
     >>> _ = open(os.path.join(d, "merges.txt"), "w").write("#version: 0.2\\nĠ l\\no w\\nĠl ow\\n")

@@ -185,6 +185,7 @@ class ByteLevelBPETokenizer:
 
     Example:
     >>> import json, os, tempfile
+    >>> from official_bert.text.byte_level_bpe import ByteLevelBPETokenizer, byte_characters
     >>> d = tempfile.mkdtemp()
     >>> chars = byte_characters()
     >>> vocab = {t: i for i, t in enumerate(["<s>", "<pad>", "</s>", "<unk>", *chars, "Ġl", "ow", "Ġlow"])}
@@ -250,6 +251,7 @@ class ByteLevelBPETokenizer:
 
         Example:
         >>> import json, os, tempfile
+        >>> from official_bert.text.byte_level_bpe import ByteLevelBPETokenizer, byte_characters
         >>> d = tempfile.mkdtemp()
         >>> vocab = {t: i for i, t in enumerate(["<s>", "<pad>", "</s>", *byte_characters(), "Ġa"])}
         >>> _ = open(os.path.join(d, "vocab.json"), "w").write(json.dumps(vocab))

@@ -13,8 +13,8 @@ class BertPackInputs(keras.layers.Layer):
     Segments are int RaggedTensors [batch, (tokens)] or [batch, (words), (pieces)]. Too long inputs are
     truncated at the end as the original's `_truncate_seq_pair` does: one token at a time from the longer
     segment (from B on a tie). Outputs are int32 [batch, seq_length]; type ids are 0 for `[CLS] A [SEP]`
-    and 1 for `B [SEP]`; padding has id `padding_id`, mask 0 and type 0. RoBERTa's layout (`packing.ROBERTA`:
-    `pair_separators=2, second_segment_type=0`) is `<s> A </s></s> B </s>`, every type id 0.
+    and 1 for `B [SEP]`; padding has id `padding_id`, mask 0 and type 0. RoBERTa's layout
+    (`pair_separators=2, second_segment_type=0`) is `<s> A </s></s> B </s>`, every type id 0.
 
     Args:
         seq_length: the output length, at least 3.

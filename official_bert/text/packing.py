@@ -14,13 +14,18 @@ class Packing:
     """The special tokens of a vocabulary and the layout of a packed sequence.
 
     Args:
-        cls_token, sep_token, pad_token, mask_token, unk_token: the special tokens.
+        cls_token: the token that opens a sequence ([CLS], <s>).
+        sep_token: the token that ends a segment ([SEP], </s>).
+        pad_token: padding ([PAD], <pad>).
+        mask_token: the masked LM's mask ([MASK], <mask>).
+        unk_token: the unknown token ([UNK], <unk>).
         pair_separators: sep tokens between the two segments of a pair (BERT 1, RoBERTa 2).
         second_segment_type: the segment id of B and what follows it (BERT 1; RoBERTa 0: it has one token type).
         mask_takes_space: a literal mask token in text takes the whitespace before it (transformers' `<mask>` is
             `AddedToken(lstrip=True)`), so that "The <mask> sat" has the same tokens as "The sat" around it.
 
     Example:
+    >>> from official_bert.text.packing import BERT, ROBERTA
     >>> ROBERTA.pack(["a"], ["b"])
     (['<s>', 'a', '</s>', '</s>', 'b', '</s>'], [0, 0, 0, 0, 0, 0])
     >>> BERT.pack(["a"], ["b"]), BERT.special_count(pair=True)

@@ -23,7 +23,8 @@ class GraphSentencePieceTokenizer(keras.layers.Layer):
         model_file: a SentencePiece `.model` file.
         do_lower_case: what the caller expects; must match the model's normalization (None: don't check).
         tokenize_with_offsets: also return each token's start and end offsets.
-        fairseq_ids: XLM-R's ids (`sentencepiece_tokenizer.fairseq_ids`) and RoBERTa's packing.
+        fairseq_ids: XLM-R's ids (fairseq's: <s> 0, <pad> 1, </s> 2, <unk> 3, a piece its id + 1) and
+            RoBERTa's packing.
         offsets_unit: "BYTE" (into the UTF-8 input) or "UTF8_CHAR" (code points).
         **kwargs: passed to keras.layers.Layer.
 

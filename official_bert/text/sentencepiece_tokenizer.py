@@ -6,7 +6,7 @@ lowercasing in (rule `nmt_nfkc_cf`) when `do_lower_case`, so Python and the grap
 
 XLM-RoBERTa's model (sentencepiece.bpe.model) is read with fairseq's ids (`fairseq_ids=True`), as transformers'
 XLMRobertaTokenizer gives them: <s> 0, <pad> 1, </s> 2, <unk> 3, every other piece its SentencePiece id + 1, and
-<mask> after the last piece; its sequences are packed as RoBERTa's (`packing.ROBERTA`).
+<mask> after the last piece; its sequences are packed as RoBERTa's.
 """
 
 import collections
@@ -140,7 +140,7 @@ class SentencePieceTokenizer:
 
     def tokenize_words(self, words, prefix_space=False):
         """The pieces of each word of `words`: with XLM-R's ids, as the words joined by single spaces tokenize,
-        grouped by word through their offsets (`byte_level_bpe.group_by_word`: transformers' way; SentencePiece
+        grouped by word through their offsets (transformers' way; SentencePiece
         starts every word with "▁" either way); else each word's own, as the original tokenizes words."""
         if not self.fairseq_ids:
             return [self.tokenize(word) for word in words]

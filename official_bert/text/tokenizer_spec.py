@@ -72,7 +72,7 @@ class TokenizerSpec:
 
     @property
     def kind(self):
-        """The tokenizer: `families.WORDPIECE`, `families.BYTE_LEVEL_BPE` or `families.SENTENCEPIECE`."""
+        """The tokenizer: "wordpiece", "byte_level_bpe" or "sentencepiece"."""
         if self.spm_model_file:
             return families.SENTENCEPIECE
         return families.BYTE_LEVEL_BPE if self.merges_file else families.WORDPIECE
@@ -82,6 +82,7 @@ class TokenizerSpec:
         SentencePiece model of ours: spm.model), for copying beside a checkpoint.
 
         Example:
+        >>> from official_bert.text.tokenizer_spec import TokenizerSpec
         >>> TokenizerSpec("v/vocab.json", merges_file="v/merges.txt").files()
         {'vocab.json': 'v/vocab.json', 'merges.txt': 'v/merges.txt'}
         """
@@ -194,6 +195,7 @@ def for_checkpoint(directory, config, do_lower_case=None, ops="core"):
     Example:
     >>> import tempfile
     >>> from official_bert.configs import BertConfig
+    >>> from official_bert.text.tokenizer_spec import for_checkpoint
     >>> d = tempfile.mkdtemp()
     >>> config = BertConfig.from_preset("tiny", vocab_size=30, family="roberta", pad_token_id=1, type_vocab_size=1)
     >>> for_checkpoint(d, config)  # doctest: +ELLIPSIS

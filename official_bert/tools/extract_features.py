@@ -25,7 +25,7 @@ from official_bert.tools import cli  # first: it quiets TensorFlow's C++ start-u
 from absl import flags
 
 from official_bert import BertConfig, BertEncoder
-from official_bert.checkpoints import case, load_checkpoint, resolve_causal_attention
+from official_bert.checkpoints import load_checkpoint, resolve_causal_attention
 from official_bert.export.embedding import export_embedding
 from official_bert.export.precision import model_in_precision, resolve_export_precision
 from official_bert.export.tfhub import export_tfhub
@@ -34,8 +34,8 @@ from official_bert.features import (DTYPES, OUTPUT_FORMATS, POOLINGS, FeatureErr
                                     Progress, open_writer, parse_layers, read_inputs, tokenize_input)
 from official_bert.tools.flag_kinds import (INPUT_FILE, MAX_BATCH_SIZE, OUTPUT_DIRECTORY, OUTPUT_FILE, define_integer,
                                             define_path, define_text)
-from official_bert.tools.flags import (define_export_precision_flags, define_model_flags, define_tflite_flags,
-                                       tokenizer_spec_from_flags)
+from official_bert.tools.flags import (check_case_from_flags, define_export_precision_flags, define_model_flags,
+                                       define_tflite_flags, tokenizer_spec_from_flags)
 
 FLAGS = flags.FLAGS
 
@@ -80,7 +80,7 @@ def main():
         raise FeatureError("--export_dir exports one embedding per text: pass --pooling=cls, mean or max")
     if FLAGS.max_seq_length < 3:
         raise FeatureError(f"--max_seq_length={FLAGS.max_seq_length}: expected at least 3 ([CLS] and two [SEP])")
-    case.check_case(FLAGS.do_lower_case, FLAGS.init_checkpoint, f"--init_checkpoint={FLAGS.init_checkpoint}")
+    check_case_from_flags()
     # A left-to-right checkpoint stays left-to-right under a config that does not say so.
     config = resolve_causal_attention(BertConfig.from_json_file(FLAGS.bert_config_file), None,
                                       FLAGS.bert_config_file, [FLAGS.init_checkpoint])
@@ -98,7 +98,7 @@ def main():
 
     # Model.
     encoder = BertEncoder(config)
-    load_checkpoint(encoder, FLAGS.init_checkpoint, FLAGS.do_lower_case)
+    load_checkpoint(encoder, FLAGS.init_checkpoint, tokenizer_spec.do_lower_case)
 
     # Features, streamed: tokenized as read, written in input order as each window of batches is done.
     if FLAGS.input_file:

@@ -18,14 +18,13 @@ from official_bert.tools import cli  # first: it quiets TensorFlow's C++ start-u
 import tensorflow as tf
 from absl import flags
 
-from official_bert.checkpoints import case
 from official_bert.configs import BertConfig, ConfigError
 from official_bert.fill_mask import FillMaskError, encode_masked_text, load_masked_lm, top_k_fillers
 from official_bert.io.files import check_input_file
 from official_bert.text.packing import packing_of
 from official_bert.tools.flag_kinds import (INPUT_FILE, MAX_SEQ_LENGTH, MODEL, define_integer, define_path,
                                             define_text_list)
-from official_bert.tools.flags import tokenizer_spec_from_flags
+from official_bert.tools.flags import check_case_from_flags, tokenizer_spec_from_flags
 
 FLAGS = flags.FLAGS
 
@@ -34,7 +33,8 @@ define_path("vocab_file", None, "The vocabulary file that the BERT model was tra
 define_path("init_checkpoint", None, "The pretrained checkpoint, with its masked-LM head: "
             "run_pretraining's --output_dir, Google's TF1, Hugging Face or ours.", MODEL)
 flags.DEFINE_bool("do_lower_case", True, "Whether to lower case the input text. Should be True for uncased models "
-                  "and False for cased models.")
+                  "and False for cased models. Left out: as --init_checkpoint is (False when its vocabulary has "
+                  "uppercase entries).")
 define_path("input_file", None, "A text file of one text per line, each with one or more [MASK]s "
             "(blank lines are skipped).", INPUT_FILE)
 define_text_list("text", [], "A text with one or more [MASK]s (repeatable).", multi=True)
@@ -46,9 +46,10 @@ define_integer("max_seq_length", 128, "The most WordPiece tokens of a text, [CLS
 def main():
     if not FLAGS.input_file and not FLAGS.text:
         cli.fail("no text to fill in: pass --input_file and/or --text")
-    case.check_case(FLAGS.do_lower_case, FLAGS.init_checkpoint, f"--init_checkpoint={FLAGS.init_checkpoint}")
+    check_case_from_flags()
     texts = _read_texts(FLAGS.input_file, FLAGS.text)
-    tokenizer = tokenizer_spec_from_flags().python_tokenizer()
+    tokenizer_spec = tokenizer_spec_from_flags()
+    tokenizer = tokenizer_spec.python_tokenizer()
     mask = packing_of(tokenizer).mask_token
     if mask not in tokenizer.vocab:
         raise FillMaskError(f"--vocab_file={FLAGS.vocab_file} has no {mask} token: not a BERT vocabulary?")
@@ -65,7 +66,7 @@ def main():
     if len(tokenizer.vocab) > config.vocab_size:
         raise ConfigError(f"--vocab_file={FLAGS.vocab_file or FLAGS.spm_model_file} has {len(tokenizer.vocab)} tokens, more than the "
                           f"vocab_size={config.vocab_size} of --bert_config_file={FLAGS.bert_config_file}")
-    model = load_masked_lm(config, FLAGS.init_checkpoint, FLAGS.do_lower_case)
+    model = load_masked_lm(config, FLAGS.init_checkpoint, tokenizer_spec.do_lower_case)
     fillers = top_k_fillers(model, tokenizer, encoded, FLAGS.top_k)
     for (_, text), masks in zip(texts, fillers):
         print(text)

@@ -18,6 +18,7 @@ import dataclasses
 from absl import flags, logging
 
 from official_bert import distribution
+from official_bert.checkpoints import case
 from official_bert.tools.flag_kinds import (INPUT_FILE, MAX_BATCH_SIZE, MAX_SEED, MAX_SEQ_LENGTH, MAX_STEPS, MODEL,
                                             OUTPUT_DIRECTORY, RUN_DIRECTORY, define_integer, define_numbers,
                                             define_path, define_real, define_text, neutral)
@@ -42,7 +43,8 @@ def define_model_flags(max_seq_length=128, init_checkpoint_help="Initial checkpo
     define_path("vocab_file", None, "The vocabulary file that the BERT model was trained on.", INPUT_FILE)
     define_path("init_checkpoint", None, init_checkpoint_help, MODEL)
     flags.DEFINE_bool("do_lower_case", True, "Whether to lower case the input text. Should be True for uncased "
-                      "models and False for cased models.")
+                      "models and False for cased models. Left out: as --init_checkpoint is (False when its "
+                      "vocabulary has uppercase entries), else True.")
     define_integer("max_seq_length", max_seq_length, "The maximum total input sequence length after WordPiece "
                    "tokenization. Sequences longer than this will be truncated, and sequences shorter than this will "
                    "be padded.", 3, MAX_SEQ_LENGTH)
@@ -205,18 +207,27 @@ def tokenizer_spec_from_flags():
     --vocab_file and --spm_model_file, a --bert_config_file of BERT's family (RoBERTa, XLM-R, DistilBERT, ELECTRA)
     reads the tokenizer files beside it or beside --init_checkpoint."""
     values = {field: FLAGS[flag].value for field, flag in _TOKENIZER_FLAGS.items() if flag in FLAGS}
+    init_checkpoint = FLAGS["init_checkpoint"].value if "init_checkpoint" in FLAGS else None
     if not (values.get("vocab_file") or values.get("spm_model_file")) and "bert_config_file" in FLAGS and \
             FLAGS.bert_config_file:
-        spec = tokenizer_specs.for_run(FLAGS.bert_config_file, FLAGS["init_checkpoint"].value if "init_checkpoint"
-                                       in FLAGS else None, _given_do_lower_case(), values.get("ops", "core"))
+        spec = tokenizer_specs.for_run(FLAGS.bert_config_file, init_checkpoint, _given_do_lower_case(),
+                                       values.get("ops", "core"))
         if spec is not None:
             return spec
+    if "do_lower_case" in values and _given_do_lower_case() is None and init_checkpoint:
+        values["do_lower_case"] = case.own_casing(init_checkpoint)
     return TokenizerSpec(**values).check()
 
 
 def _given_do_lower_case():
-    """--do_lower_case where the command line gives it, else None (a tokenizer of BERT's family knows its own)."""
+    """--do_lower_case where the command line gives it, else None (the checkpoint's own casing: a family's
+    tokenizer's, a WordPiece checkpoint's `checkpoints.case.own_casing`)."""
     return FLAGS.do_lower_case if "do_lower_case" in FLAGS and FLAGS["do_lower_case"].present else None
+
+
+def check_case_from_flags():
+    """Refuses a given --do_lower_case that --init_checkpoint contradicts (`checkpoints.case.check_case`)."""
+    case.check_case(_given_do_lower_case(), FLAGS.init_checkpoint, f"--init_checkpoint={FLAGS.init_checkpoint}")
 
 
 def model_config_from_flags():

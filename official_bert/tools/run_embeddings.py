@@ -38,7 +38,8 @@ TextEmbedder.from_checkpoint(output_dir) load it. --export_dir gets the raw-text
 embedding), --export_dimensions=N its first N dimensions only (renormalised).
 
 Rerunning the same command after a crash or kill resumes from the newest checkpoint in --output_dir; a rerun with
-another flag that changes the training, or with an input whose content changed, is refused naming it (run.json). Exit status 1 with a one-line message on bad flags or data.
+another flag that changes the training, or with an input whose content changed, is refused naming it (run.json).
+Exit status 1 with a one-line message on bad flags or data.
 """
 
 from official_bert.tools import cli  # first: it quiets TensorFlow's C++ start-up logging
@@ -46,7 +47,6 @@ from official_bert.tools import cli  # first: it quiets TensorFlow's C++ start-u
 from absl import flags
 
 from official_bert.checkpoints import detect
-from official_bert.checkpoints.case import case_mismatches
 from official_bert.checkpoints.sentence_transformers import sentence_transformers_settings, vocab_from_tokenizer_json
 from official_bert.configs import BertConfig
 from official_bert.features.pooling import POOLINGS
@@ -143,8 +143,8 @@ def task_from_flags(checkpoint_settings):
 
 
 def settings_from_flags(checkpoint_settings):
-    """The `FineTuningSettings` of the flags, the config, vocabulary, casing and longest input found beside
-    --init_checkpoint where the flags do not give them."""
+    """The `FineTuningSettings` of the flags, the config, vocabulary and longest input found beside
+    --init_checkpoint where the flags do not give them (the casing: `FineTuningSettings.tokenizer_spec`'s)."""
     settings = finetuning_settings_from_flags()
     located = detect.locate(FLAGS.init_checkpoint) if FLAGS.init_checkpoint else None
     if not settings.bert_config_file:
@@ -156,8 +156,6 @@ def settings_from_flags(checkpoint_settings):
     family = BertConfig.from_json_file(settings.bert_config_file).family
     if not (settings.vocab_file or settings.spm_model_file or family) and located:
         settings.vocab_file = located.vocab_file or vocab_from_tokenizer_json(located.directory)
-    if not FLAGS["do_lower_case"].present and located and settings.vocab_file:
-        settings.do_lower_case = not case_mismatches(True, located)
     if not FLAGS["max_seq_length"].present:
         settings.max_seq_length = checkpoint_settings.get("sequence_length", settings.max_seq_length)
     return settings

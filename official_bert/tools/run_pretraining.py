@@ -71,8 +71,9 @@ flags.DEFINE_enum("objective", "mlm_nsp", ["mlm_nsp", "mlm", "ltr"], "mlm_nsp: m
                   "bert_config.json it writes records \"causal_attention\": true, and every tool that builds a model "
                   "from it keeps the left-only constraint).")
 define_integer("keep_checkpoint_max", 5, "How many checkpoints to keep (0: all).", 0, 1000000, affects_result=False)
+# The weights do not depend on it (the records hold token ids), so a resume may add it.
 define_path("vocab_file", None, "The vocabulary the data was made with, copied into --output_dir for "
-            "fine-tuning.", INPUT_FILE)
+            "fine-tuning.", INPUT_FILE, affects_result=False)
 
 
 def main():

@@ -90,3 +90,29 @@ def test_extend_vocab_refuses_it_too(checkpoints, tmp_path):
     assert str(raised.value) == f"--init_checkpoint={checkpoints['uncased']}: " + UNCASED.format(
         checkpoints["uncased"])
     assert not (tmp_path / "out").exists()
+
+
+def test_a_casing_left_out_is_the_checkpoints_own(checkpoints, tmp_path):
+    # --do_lower_case not given: the original's True would lowercase text for a cased checkpoint, whose vocabulary
+    # then misses every capitalised word; it follows the checkpoint instead, and nothing contradicts it.
+    for name, lowercased in (("uncased", True), ("cased", False), ("caseless", True)):
+        settings = FineTuningSettings(str(tmp_path / "out"), "c", os.path.join(checkpoints[name], "vocab.txt"),
+                                      do_train=True, init_checkpoint=checkpoints[name], do_lower_case=None)
+        assert settings.check().tokenizer_spec().do_lower_case is lowercased, name
+
+
+def test_the_tools_follow_the_checkpoint_when_the_flag_is_left_out(checkpoints, monkeypatch):
+    from absl import flags
+
+    from official_bert.tools import flags as tool_flags
+
+    values = flags.FlagValues()
+    for name in ("vocab_file", "spm_model_file", "init_checkpoint"):
+        flags.DEFINE_string(name, None, "", flag_values=values)
+    flags.DEFINE_bool("do_lower_case", True, "", flag_values=values)
+    for argv, lowercased in ((["--init_checkpoint={cased}"], False), (["--init_checkpoint={uncased}"], True),
+                             (["--init_checkpoint={cased}", "--do_lower_case=true"], True)):
+        values.unparse_flags()
+        values([__file__, f"--vocab_file={checkpoints['cased']}/vocab.txt"] + [a.format(**checkpoints) for a in argv])
+        monkeypatch.setattr(tool_flags, "FLAGS", values)
+        assert tool_flags.tokenizer_spec_from_flags().do_lower_case is lowercased, argv

@@ -121,6 +121,7 @@ def write_data(root):
         with open(os.path.join(CONLL, name), encoding="utf-8") as f:
             texts.append(" ".join(line.split()[0] for line in f if line.strip()))
     _write(os.path.join(root, "input.txt"), "The Union is strong.\nWho founded the bakery? ||| Zoë Dupont did.\n")
+    _write(os.path.join(root, "sentences.txt"), "The Union is strong.\nFellow-citizens of the Senate\n")
     _write(os.path.join(root, "domain.txt"), DOMAIN)
     for split in ("train", "dev"):
         _write(os.path.join(root, f"domain_task/{split}.tsv"), "sentence\tlabel\n" + "".join(
@@ -185,6 +186,33 @@ def write_checkpoint(directory, vocab, format_, pretraining=True):
                     vocab_file=os.path.join(directory, "vocab.txt"))
 
 
+# The family checkpoints the family guide names, from tests/fixtures/families (tokenizers trained on the shipped
+# corpus), with position tables of the released models' length so that the tools' default lengths fit.
+FAMILIES = {"roberta-base": "roberta", "xlm-roberta-base": "xlm-roberta", "distilbert-base-cased": "distilbert",
+            "electra-small-discriminator": "electra", "electra-small-generator": "electra-generator"}
+
+
+def write_family_checkpoint(directory, fixture):
+    """A random four-layer model of the fixture's family and width, 512 positions long, saved as transformers saves
+    it, with the fixture's tokenizer files."""
+    import dataclasses
+
+    from official_bert import BertConfig, BertEncoder, BertPretrainer, ElectraDiscriminator, save_checkpoint
+
+    source = os.path.join(REPO, "tests", "fixtures", "families", fixture)
+    config = BertConfig.from_json_file(os.path.join(source, "config.json"))
+    # RoBERTa's and XLM-R's positions start after the padding id: 2 more rows for 512 tokens.
+    # Four layers, as the guides' other checkpoints: extract_features.py's default --layers reads the last four.
+    config = dataclasses.replace(config, max_position_embeddings=514 if config.pad_token_id is not None else 512,
+                                 num_hidden_layers=4)
+    encoder = BertEncoder(config)
+    model = ElectraDiscriminator(encoder) if fixture == "electra" else BertPretrainer(encoder, use_nsp=False)
+    save_checkpoint(model, directory, "huggingface")
+    for name in os.listdir(source):
+        if name not in ("config.json", "model.safetensors"):
+            shutil.copyfile(os.path.join(source, name), os.path.join(directory, name))
+
+
 def write_demo_export(directory, vocab_file):
     """`make demo`'s SavedModel: an era classifier (random weights) exported as directory/1."""
     from official_bert import BertConfig, BertEncoder, TextClassifier, TextPreprocessor
@@ -210,4 +238,6 @@ def make_inputs(root):
     write_checkpoint(os.path.join(root, "demo_out", "pretrained"), uncased, "official_bert")
     write_demo_export(os.path.join(root, "demo_out", "export"), os.path.join(root, "demo_out", "pretrained",
                                                                             "vocab.txt"))
+    for name, fixture in FAMILIES.items():
+        write_family_checkpoint(os.path.join(root, name), fixture)
     return root

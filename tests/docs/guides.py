@@ -34,6 +34,9 @@ INPUTS = {
     "docs/guides/serving.md": ["demo_out/export"],
     "docs/guides/deploying.md": ["demo_out/export", "data"],
     "docs/guides/distillation.md": ["uncased_L-12_H-768_A-12", "data"],
+    "docs/guides/family.md": ["data", "roberta-base", "xlm-roberta-base", "distilbert-base-cased",
+                              "electra-small-discriminator", "electra-small-generator", "train-v1.1.json",
+                              "dev-v1.1.json", "conll2003", "sentences.txt"],
 }
 # Sizes, not flags: the value a flag of the pages gets here, the flag itself kept.
 SIZES = {"num_train_steps": "4", "num_warmup_steps": "1", "save_checkpoints_steps": "2", "log_steps": "2",
@@ -47,7 +50,7 @@ TOOLS = ["official_bert", "data_prep", "bench", "run_pretraining.py", "run_class
 # The pages each test file runs: two files, so that pytest-xdist's workers (--dist loadfile) share them.
 DEPLOYING = {"docs/guides/distillation.md", "docs/guides/features.md", "docs/guides/keras.md",
              "docs/guides/checkpoints.md", "docs/guides/domain-vocabulary.md", "docs/guides/serving.md",
-             "docs/guides/deploying.md"}
+             "docs/guides/deploying.md", "docs/guides/family.md"}
 
 
 def runnable_pages():

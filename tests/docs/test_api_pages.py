@@ -162,7 +162,7 @@ def test_the_pages_name_no_internal_helper(site, package):
                 found.append((page_name, code))
             elif re.fullmatch(r"\w+\.py", code) and parts[0] in modules:
                 found.append((page_name, code))
-    assert not found, found
+    assert not found, "\n".join(map(str, sorted(set(found))))
 
 
 def undefined_names(source):
@@ -191,7 +191,7 @@ def test_undefined_names_finds_what_a_block_uses_without_importing():
 
 
 def test_each_example_copies_as_code_that_runs_by_itself(site):
-    blocks = 0
+    blocks, wrong = 0, []
     for page_name, page in api_pages(site).items():
         for block in re.findall(r'<div class="highlight"[^>]*>', page):
             attribute = re.search(r'data-copy="([^"]*)"', block)
@@ -199,11 +199,13 @@ def test_each_example_copies_as_code_that_runs_by_itself(site):
                 continue
             code = html.unescape(attribute.group(1))
             assert ">>>" not in code and "Traceback" not in code, f"{page_name}:\n{code}"
-            assert not undefined_names(code), f"{page_name}: {undefined_names(code)} used, not imported:\n{code}"
+            if undefined_names(code):
+                wrong.append(f"{page_name}: {undefined_names(code)} used, not imported:\n{code}")
             blocks += 1
         # A doctest block without the copyable code would copy its prompts.
         doctests = page.count('<span class="gp">&gt;&gt;&gt; </span>')
         assert not doctests or 'data-copy="' in page, page_name
+    assert not wrong, "\n".join(wrong)
     assert blocks > 40
 
 

@@ -1,5 +1,6 @@
 """The output guard against an independent statement of its rule, on paths Hypothesis generates: an output is refused
-exactly when it is an input, lies inside a directory that is read, or is matched by an input glob — however the
+exactly when it is an input, lies inside a directory that is read, is matched by an input glob, or is a checkpoint
+prefix's directory or one of the model's files beside it — however the
 paths are spelled (relative, with `..`, through a symbolic link) — and a file output that is an existing directory,
 or a directory output that is an existing file, is refused too."""
 
@@ -14,6 +15,7 @@ from official_bert.io.guard import DIRECTORY, FILE, FILES, MODEL, OutputConflict
 
 NAMES = st.sampled_from(["a", "b", "c", "run", "ckpt-1.index", "x.csv"])
 PARTS = st.lists(NAMES, min_size=1, max_size=3)
+MODEL_FILE_NAMES = {"ckpt-1.index"}  # of NAMES, the one a model's directory holds as part of the model
 
 
 def expected_conflict(output, read_path, read_kind):
@@ -25,8 +27,12 @@ def expected_conflict(output, read_path, read_kind):
     target = os.path.realpath(read_path)
     if read_kind == FILE:
         return out == target
-    directory = target if read_kind == DIRECTORY or os.path.isdir(target) else os.path.dirname(target)
-    return out == target or out == directory or out.startswith(directory + os.sep)
+    if read_kind == DIRECTORY or os.path.isdir(target):
+        return out == target or out.startswith(target + os.sep)
+    # A checkpoint prefix or model file: it, its prefix's files, its directory, or a model file beside it.
+    directory = os.path.dirname(target)
+    return (out in (target, directory) or out.startswith(target + ".")
+            or os.path.dirname(out) == directory and os.path.basename(out) in MODEL_FILE_NAMES)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
