@@ -76,13 +76,14 @@ class MultipleNegativesRankingLoss(keras.losses.Loss):
         **kwargs: passed to keras.losses.Loss.
 
     Call args:
-        y_true: [B, C] the batch's text ids (`batch_text_ids`), to leave duplicates out of the softmax.
+        y_true: [B, C] the batch's text ids (equal texts, equal ids), to leave duplicates out of the softmax.
         y_pred: [B, C] embeddings: [B, C, D].
 
     Returns:
         each anchor's loss, [B] (Keras averages them: the batch's mean, as sentence-transformers').
 
     Example:
+    >>> from official_bert.retrieval.losses import MultipleNegativesRankingLoss
     >>> import numpy as np
     >>> anchors, positives = np.eye(2, dtype="float32"), np.array([[1.0, 0.0], [1.0, 1.0]], "float32")
     >>> embeddings = np.stack([anchors, positives], axis=1)  # [B=2, C=2, D=2]
@@ -150,6 +151,7 @@ class CachedMultipleNegativesRankingLoss(MultipleNegativesRankingLoss):
         **kwargs: passed to keras.losses.Loss.
 
     Example:
+    >>> from official_bert.retrieval.losses import CachedMultipleNegativesRankingLoss
     >>> CachedMultipleNegativesRankingLoss(mini_batch_size=16).get_config()["mini_batch_size"]
     16
     """
@@ -180,6 +182,7 @@ class CoSENTLoss(keras.losses.Loss):
         y_pred: the embeddings of the pairs, [B, 2, D].
 
     Example:
+    >>> from official_bert.retrieval.losses import CoSENTLoss
     >>> import numpy as np
     >>> pairs = np.array([[[1.0, 0.0], [1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]]], "float32")  # cosines 1 and 0
     >>> round(float(CoSENTLoss()(np.array([0.0, 1.0]), pairs)), 4)  # log(1 + exp(20 · (1 − 0)))
@@ -219,6 +222,7 @@ class CosineSimilarityLoss(keras.losses.Loss):
         y_pred: the embeddings of the pairs, [B, 2, D].
 
     Example:
+    >>> from official_bert.retrieval.losses import CosineSimilarityLoss
     >>> import numpy as np
     >>> pairs = np.array([[[1.0, 0.0], [1.0, 1.0]]], "float32")  # cosine 0.7071
     >>> round(float(CosineSimilarityLoss()(np.array([1.0]), pairs)), 4)  # (0.7071 − 1)²
@@ -254,6 +258,7 @@ class MatryoshkaLoss(keras.losses.Loss):
         **kwargs: passed to keras.losses.Loss.
 
     Example:
+    >>> from official_bert.retrieval.losses import MatryoshkaLoss, MultipleNegativesRankingLoss
     >>> import numpy as np
     >>> anchors = np.array([[1.0, 0.0, 5.0], [0.0, 1.0, 5.0]], "float32")
     >>> embeddings = np.stack([anchors, anchors], axis=1)
