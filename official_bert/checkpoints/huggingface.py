@@ -199,18 +199,15 @@ def hf_config(model, config, arrays):
     return values
 
 
+# transformers' BERT class of each kind of model (`hf_families.kind_of`).
+_BERT_CLASSES = {"next_sentence": "BertForPreTraining", "masked_lm": "BertForMaskedLM",
+                 "question_answering": "BertForQuestionAnswering", "token_classification": "BertForTokenClassification",
+                 "multiple_choice": "BertForMultipleChoice", "sequence_classification": "BertForSequenceClassification",
+                 "model": "BertModel"}
+
+
 def _architecture(model, arrays):
-    if "cls/predictions/output_bias" in arrays:
-        return "BertForPreTraining" if "cls/seq_relationship/output_weights" in arrays else "BertForMaskedLM"
-    if "cls/squad/output_weights" in arrays:
-        return "BertForQuestionAnswering"
-    if "output_weights" in arrays:
-        if isinstance(model, models.BertTokenClassifier):
-            return "BertForTokenClassification"
-        if isinstance(model, models.BertMultipleChoice):
-            return "BertForMultipleChoice"
-        return "BertForSequenceClassification"
-    return "BertModel"
+    return _BERT_CLASSES[hf_families.kind_of(model, arrays)]
 
 
 def _read_tensor(handle, path, key, transposed):
