@@ -8,6 +8,10 @@ import pytest
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
 
+# Before anything imports TensorFlow: the suite then runs the CPU path the tools run (official_bert's default, oneDNN,
+# unless TF_ENABLE_ONEDNN_OPTS says otherwise), whichever test file a worker collects first.
+import official_bert  # noqa: E402,F401
+
 
 @pytest.fixture(autouse=True)
 def op_determinism_ends_with_its_test():
