@@ -22,6 +22,7 @@ from official_bert.features.pooling import SentencePooling
 from official_bert.keras_models import MaskedLM, TextClassifier, TextEmbedder, TextPreprocessor
 from official_bert.models.bert_language_model import BertLanguageModel
 from official_bert.models.bert_multiple_choice import FoldChoices
+from official_bert.retrieval.contrastive_model import ContrastiveModel
 from official_bert.text import BertPackInputs, BertTokenizer
 
 B, T, H = 2, 6, 16
@@ -113,6 +114,10 @@ MODELS = {
                                               3, label_list=["a", "b", "c"]), encoder_inputs()),
     "TextEmbedder": lambda: (TextEmbedder(BertEncoder(tiny_config()), TextPreprocessor(VOCAB, sequence_length=16),
                                           pooling="max"), encoder_inputs()),
+    # The training wrapper of the retrieval losses: rows of 2 texts, each embedded by the TextEmbedder.
+    "ContrastiveModel": lambda: (ContrastiveModel(TextEmbedder(BertEncoder(tiny_config()),
+                                                               TextPreprocessor(VOCAB, sequence_length=16)),
+                                                  mini_batch_size=2), encoder_inputs((B, 2, T))),
     "MaskedLM": lambda: (MaskedLM(BertEncoder(tiny_config()), TextPreprocessor(VOCAB, sequence_length=16)),
                          {**encoder_inputs(), "masked_lm_positions": np.array([[1, 2], [0, 3]], "int32")}),
     # Its output is the student's logits; the teacher (not its weights: it is neither trained nor saved) comes back
@@ -124,10 +129,13 @@ MODELS = {
 }
 # Registered objects that are not layers or models, covered by their own tests: the optimizers and the schedule
 # (test_optimization.py), the NER token accuracy (test_run_ner.py), the GELU functions (test_model.py), the own-data
-# losses (tests/classification/test_own_files.py), the distillation loss (tests/distillation/test_losses.py); and
+# losses (tests/classification/test_own_files.py), the distillation loss (tests/distillation/test_losses.py), the
+# retrieval losses (tests/retrieval/test_losses.py); and
 # MaskedLMHead, which shares the encoder's word embeddings and so round-trips inside BertPretrainer (above).
 NOT_LAYERS = {"AdamWeightDecay", "Lamb", "WarmupPolynomialDecay", "TokenAccuracy", "gelu_erf", "gelu_tanh",
-              "MaskedLMHead", "ClassWeightedCrossentropy", "MultiLabelCrossentropy", "DistillationLoss"}
+              "MaskedLMHead", "ClassWeightedCrossentropy", "MultiLabelCrossentropy", "DistillationLoss",
+              "MultipleNegativesRankingLoss", "CachedMultipleNegativesRankingLoss", "CoSENTLoss",
+              "CosineSimilarityLoss", "MatryoshkaLoss"}
 
 
 def _outputs(obj, args):
