@@ -7,6 +7,8 @@ refuses, in one line naming both flags:
 - an output that is one of the inputs (the same file, through any path, link or relative form);
 - an output inside a directory the call reads: a model, checkpoint, teacher, export or run directory (writing
   there would change what is read, or a model's own files);
+- for a checkpoint given as a prefix or a file: its own files, its directory, or a model file beside it (its config
+  or vocabulary); a new path beside it harms nothing and is allowed;
 - an output that an input glob matches (a rerun would read its own output as input);
 - two outputs that are the same file (an errors file equal to the output);
 - a directory where a file goes, a file where a directory goes (found now, not after the work).
@@ -38,8 +40,9 @@ class Read:
     Args:
         name: how the user named it: a flag (`--input_file`) or an argument (`input_file`).
         path: the path, as given.
-        kind: FILE; FILES (a glob or comma-separated globs); DIRECTORY (read whole); MODEL (a checkpoint prefix or
-            file, a run, export or model directory: the directory it lies in is read).
+        kind: FILE; FILES (a glob or comma-separated globs); DIRECTORY (read whole); MODEL (a run, export or
+            model directory, read whole; or a checkpoint prefix or file: its files, its directory and the model
+            files beside it are what is read).
     """
 
     name: str
